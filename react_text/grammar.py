@@ -1,0 +1,37 @@
+"""A GBNF grammar that admits only the protocol, generated from the registered tools.
+
+llama.cpp (in-process or its servers) samples only tokens the grammar allows, so even a 135M model
+writes `THOUGHT: ...` and then `ACTION: <a registered tool>[...]` or `FINAL: ...`, and nothing
+after it. Inputs may hold balanced brackets and span no lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+
+def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False) -> str:
+    """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`."""
+    start = '" " thought' if after_cue else '"THOUGHT: " thought'
+    choices = ["final"]
+    rules = [
+        f'root ::= {start} "\\n" directive',
+        "thought ::= [^\\n]+",
+        'final ::= "FINAL: " [^\\n]+',
+    ]
+    if tool_names:
+        names = " | ".join(json.dumps(name) for name in tool_names)
+        choices.insert(0, "action")
+        rules += [
+            'action ::= "ACTION: " tool "[" input "]"',
+            f"tool ::= {names}",
+            'input ::= ([^\\[\\]\\n] | "[" input "]")+',
+        ]
+    rules.insert(1, f"directive ::= {' | '.join(choices)}")
+    return "\n".join(rules) + "\n"
+
+
+def after_cue(grammar: str) -> str:
+    """The same grammar for a prompt that already ends with `THOUGHT:`."""
+    return grammar.replace('root ::= "THOUGHT: " thought', 'root ::= " " thought', 1)

@@ -1,0 +1,64 @@
+"""The stop guard: keep the model from writing its own observation.
+
+The observation label is sent as `stop`, and every reply is cut again here, because many servers
+and models ignore `stop` (and some reject it). What is cut is everything from the first
+hallucinated observation on:
+
+    an `Observation` label at the start of a line     ...]\\n**Observation 1:** 42
+    a capitalised `Observation:` later on a line      ACTION: add[2, 3] Observation: 5
+    a partial label at the very end of the reply      ACTION: add[2, 3]\\nObs
+
+All functions are pure and run in time linear in the input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+# The Chat API takes at most four. Bare labels catch the label anywhere; the newline forms catch
+# numbered or decorated labels ("Observation 1:", "OBSERVATION**:") at the start of a line.
+STOP_SEQUENCES: tuple[str, ...] = ("OBSERVATION:", "Observation:", "\nObservation", "\nOBSERVATION")
+
+_DECOR = r"[ \t>#*_\-]{0,12}"
+_LINE_LABEL = rf"(?im:^{_DECOR}observation(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}[:：])"
+_INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}[:：]"
+_FULL = regex.compile(rf"{_LINE_LABEL}|{_INLINE_LABEL}")
+# A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV".
+_PREFIXES = "bs|bse|bser|bserv|bserva|bservat|bservati|bservatio|bservation"
+_PARTIAL = regex.compile(
+    rf"(?:(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))|[ \t]O(?i:{_PREFIXES}))"
+    r"[ \t]*\d{0,4}[ \t*_]{0,6}$"
+)
+_TAIL = 64  # the partial pattern never spans more than this many characters
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    kept: str
+    dropped: str  # "" when nothing was cut
+
+
+def cut(text: str) -> Cut:
+    """Cut `text` at the first hallucinated observation. Idempotent: cut(cut(t).kept) keeps the same."""
+    match = _FULL.search(text)
+    end = match.start() if match else len(text)
+    # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
+    while True:
+        start = max(0, end - _TAIL)
+        tail = _PARTIAL.search(text, start, end)
+        if tail is None:
+            break
+        # Keep a closing bracket that the partial pattern used as its left anchor.
+        end = tail.start() + (1 if text[tail.start()] == "]" else 0)
+    return Cut(text[:end], text[end:])
+
+
+def is_cut(text: str, since: int = 0) -> bool:
+    """Whether a full observation label begins in `text` at or after `since` (for streaming).
+
+    Streaming callers pass `since` a little before the new chunk so each check costs the chunk's
+    length, not the whole reply's.
+    """
+    return _FULL.search(text, max(0, since)) is not None

@@ -1,0 +1,90 @@
+"""Load the text templates in `prompts/` and render the instruction block, tool list and transcript.
+
+Templates are `string.Template` files: `$name` placeholders, `$$` for a literal dollar.
+`substitute` fails loudly on a missing variable. In a wheel the templates live in
+`react_text/prompts/`; in a source checkout, in `prompts/` at the top of the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from .types import Message
+
+InstructionsIn = Literal["system", "user"]
+
+OBSERVATION_LABEL = "OBSERVATION:"
+
+
+def _root() -> Path:
+    packaged = resources.files("react_text") / "prompts"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "prompts"
+
+
+@functools.cache
+def template(name: str) -> string.Template:
+    """The template `prompts/<name>.txt` (name may hold a subfolder: `corrections/unknown_tool`)."""
+    path = _root() / f"{name}.txt"
+    return string.Template(path.read_text(encoding="utf-8").rstrip("\n"))
+
+
+def render(name: str, **values: object) -> str:
+    return template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+def template_names() -> list[str]:
+    root = _root()
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.txt"))
+
+
+def instructions(tool_listing: str, *, example: str | None = "examples/generic") -> str:
+    """The instruction block: the protocol, the tools, and a worked example (a template name or
+    the example's own text; None for zero-shot)."""
+    if example is not None and "\n" not in example:
+        example = render(example)
+    return render("instructions", tools=tool_listing, example=example or "").rstrip()
+
+
+def first_messages(
+    instruction_block: str, task: str, *, instructions_in: InstructionsIn = "system"
+) -> tuple[Message, ...]:
+    """The opening chat messages. Everything after them is appended, so the prefix never changes."""
+    question = render("task", task=task)
+    if instructions_in == "system":
+        return (Message("system", instruction_block), Message("user", question))
+    return (Message("user", f"{instruction_block}\n\n{question}"),)
+
+
+def transcript_start(instruction_block: str, task: str) -> str:
+    """The opening of a completion-mode transcript; the model continues after `THOUGHT:`."""
+    return render("transcript", instructions=instruction_block, task=render("task", task=task)) + "\n"
+
+
+def observation_message(observation: str) -> str:
+    """An observation as a chat user message."""
+    return f"{OBSERVATION_LABEL} {observation}"
+
+
+def transcript_observation(observation: str) -> str:
+    """An observation appended to a completion transcript, ending where the model writes next."""
+    return f"\n{OBSERVATION_LABEL} {observation}\nTHOUGHT:"
+
+
+def known_variables(names: Iterable[str]) -> Mapping[str, set[str]]:
+    """The placeholders each template uses (for the tests that keep templates and code in step)."""
+    found: dict[str, set[str]] = {}
+    for name in names:
+        tpl = template(name)
+        found[name] = {
+            m.group("named") or m.group("braced")
+            for m in tpl.pattern.finditer(tpl.template)
+            if m.group("named") or m.group("braced")
+        }
+    return found

@@ -1,0 +1,170 @@
+"""Built-in tools, safe by construction and usable offline.
+
+    calculator[expression]   arithmetic, evaluated over the syntax tree (no eval), exponents bounded
+    search[words]            the files under a root folder that hold the words, with the lines
+    read[path]               one file under that root folder
+
+The file tools never leave their root: `..`, absolute paths and symlinks that lead outside it are
+refused. Nothing here shells out.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from .tools import Tool, tool
+
+_BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], object]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
+_FUNCTIONS: dict[str, Callable[..., object]] = {
+    "sqrt": math.sqrt,
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "log": math.log,
+}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+MAX_BITS = 4096  # results larger than this many bits are refused (9**9**9 would never finish)
+MAX_LENGTH = 500  # characters of expression
+
+
+class CalculatorError(ValueError):
+    """An expression the calculator will not evaluate."""
+
+
+def calculate(expression: str) -> str:
+    """Evaluate arithmetic: + - * / // % **, parentheses, sqrt, abs, round, min, max, floor, ceil, log."""
+    text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/").rstrip("=").strip()
+    if len(text) > MAX_LENGTH:
+        raise CalculatorError(f"expression longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(_drop_thousands_separators(text), mode="eval")
+    except SyntaxError as exc:
+        raise CalculatorError(f"not arithmetic: {expression!r}") from exc
+    value = _evaluate(tree.body)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    return str(value)
+
+
+def _drop_thousands_separators(text: str) -> str:
+    """'1,234,567 + 1' has thousands separators; 'max(1,234)' has an argument list."""
+    if any(ch.isalpha() for ch in text):
+        return text
+    return regex.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+
+
+def _evaluate(node: ast.AST) -> object:
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return _CONSTANTS[node.id]
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_evaluate(node.operand))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow):
+            _check_power(left, right)
+        result = _BINARY[type(node.op)](left, right)
+        if isinstance(result, int) and result.bit_length() > MAX_BITS:
+            raise CalculatorError(f"result larger than {MAX_BITS} bits")
+        return result
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+    ):
+        return _FUNCTIONS[node.func.id](*(_evaluate(arg) for arg in node.args))
+    raise CalculatorError(f"not allowed in arithmetic: {ast.unparse(node)!r}")
+
+
+def _check_power(base: object, exponent: object) -> None:
+    if not isinstance(base, int | float) or not isinstance(exponent, int | float):
+        raise CalculatorError("powers take numbers")
+    if abs(base) > 1 and abs(exponent) * math.log2(abs(base)) > MAX_BITS:
+        raise CalculatorError(f"{base} ** {exponent} is larger than {MAX_BITS} bits")
+
+
+calculator = tool(calculate, name="calculator")
+
+
+class Files:
+    """Search and read text files under `root`, and nowhere else."""
+
+    def __init__(self, root: str | Path, *, max_hits: int = 20, max_file_bytes: int = 2_000_000) -> None:
+        self.root = Path(root).resolve()
+        self.max_hits = max_hits
+        self.max_file_bytes = max_file_bytes
+
+    def _inside(self, relative: str) -> Path:
+        candidate = Path(relative.strip().strip("\"'"))
+        if candidate.is_absolute() or ".." in candidate.parts:
+            raise PermissionError(f"{relative!r} is outside the folder {self.root.name}/")
+        resolved = (self.root / candidate).resolve()
+        if not resolved.is_relative_to(self.root):
+            raise PermissionError(f"{relative!r} leads outside the folder {self.root.name}/")
+        return resolved
+
+    def read(self, path: str) -> str:
+        """Read one text file, by its path inside the folder."""
+        target = self._inside(path)
+        if not target.is_file():
+            raise FileNotFoundError(f"no file {path!r}")
+        return target.read_bytes()[: self.max_file_bytes].decode("utf-8", errors="replace")
+
+    def search(self, words: str) -> str:
+        """Find the files whose lines hold all the given words; lists path:line: text."""
+        wanted = [w.casefold() for w in words.split()]
+        if not wanted:
+            raise ValueError("give one or more words to search for")
+        hits: list[str] = []
+        for path in sorted(self.root.rglob("*")):
+            if len(hits) >= self.max_hits:
+                break
+            if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(self.root):
+                continue
+            try:
+                text = path.read_bytes()[: self.max_file_bytes].decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                folded = line.casefold()
+                if all(w in folded for w in wanted):
+                    hits.append(f"{path.relative_to(self.root)}:{number}: {line.strip()[:200]}")
+                    if len(hits) >= self.max_hits:
+                        break
+        return "\n".join(hits) if hits else f"no line holds all of: {words}"
+
+    def tools(self) -> list[Tool]:
+        return [tool(self.search, name="search"), tool(self.read, name="read")]
+
+
+def default_tools(root: str | Path | None = None) -> list[Tool]:
+    """The calculator, plus the file tools when a root folder is given."""
+    return [calculator, *(Files(root).tools() if root is not None else [])]

@@ -1,0 +1,161 @@
+"""The values that flow through a run: what the parser reads, what a step records, what a run returns.
+
+Every value is a frozen dataclass; change one with `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+ParseErrorReason = Literal[
+    "empty",  # nothing but whitespace (or only a <think> block)
+    "no_directive",  # prose with no ACTION or FINAL
+    "missing_input",  # an action with no [input]
+    "empty_answer",  # FINAL: with nothing after it
+    "bad_action",  # an ACTION that is not tool[input] (or a JSON blob with no tool name)
+]
+
+StopReason = Literal[
+    "final",  # the model gave a FINAL answer
+    "max_steps",  # the step budget ran out
+    "max_tokens",  # the next request could have passed the token budget
+    "format_errors",  # too many unreadable replies in a row
+    "model_error",  # the model or the network failed; see RunResult.error
+    "declined",  # the approver asked to stop the run
+]
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A request to run `tool` on `input`."""
+
+    tool: str
+    input: str
+    thought: str = ""
+    discarded: str = ""  # text after the directive that was not acted on
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """The model's final answer."""
+
+    answer: str
+    thought: str = ""
+    discarded: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ParseError:
+    """A reply that could not be read; `message` is fit to show the model."""
+
+    reason: ParseErrorReason
+    message: str
+    thought: str = ""
+
+
+Parsed = Action | Final | ParseError
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts, named as the OpenAI API names them."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One call to a model. `prompt` is chat messages, or a transcript string for completion models."""
+
+    prompt: tuple[Message, ...] | str
+    stop: tuple[str, ...]
+    max_tokens: int
+    grammar: str | None = None  # GBNF, for backends that accept one
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a model returned. `usage` is None when the backend does not report it."""
+
+    text: str
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One model call and what came of it."""
+
+    number: int  # 1-based
+    reply: str  # the reply as received
+    parsed: Parsed  # read from the reply after the stop guard's cut
+    observation: str | None  # what was fed back; None after a final answer
+    usage: Usage  # this call's tokens (the server's count when reported)
+    total_usage: Usage  # tokens used so far in the run, this call included
+    seconds: float  # wall time of the model call and the tool
+    cut: str = ""  # text the stop guard removed (a made-up observation)
+    forced: bool = False  # the call asked for a final answer at a limit
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    answer: str | None
+    stop_reason: StopReason
+    steps: tuple[Step, ...]
+    usage: Usage
+    transcript: tuple[Message, ...] | str  # everything sent and received, as the model saw it
+    forced: bool = False  # the answer came from the one last call made at a limit
+    error: str | None = None  # why the run stopped, in words, when it did not end with a final answer
+    tool_calls: int = field(default=0)
+
+
+Api = Literal["chat", "completion"]
+
+
+class Model(Protocol):
+    """What the loop needs of a model. Backends implement it structurally and inherit nothing.
+
+    `api` says whether `generate` takes chat messages or a transcript string. `name` picks the
+    tokenizer used to count tokens before a request is sent. `accepts_grammar` says whether a GBNF
+    grammar in the request is honoured.
+    """
+
+    @property
+    def api(self) -> Api: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def accepts_grammar(self) -> bool: ...
+
+    def generate(self, request: Request) -> Reply:
+        """One call. Raises errors.ModelError when the model or the network fails."""
+        ...

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from react_text import budget
+from react_text.types import Message
+
+
+def test_encoding_from_the_model_name() -> None:
+    assert budget.encoding_name("gpt-4o-mini") == "o200k_base"
+    assert budget.encoding_name("gpt-4") == "cl100k_base"
+    assert budget.encoding_name("SmolLM2-135M-Instruct.Q4_1") == "cl100k_base"
+
+
+def test_counts_match_the_published_encodings() -> None:
+    assert budget.encoding("cl100k_base").encode("hello world") == [15339, 1917]
+    assert budget.encoding("o200k_base").encode("hello world") == [24912, 2375]
+
+
+def test_loads_with_the_network_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network is off in this test")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    budget.encoding.cache_clear()
+    assert budget.counter("gpt-4o")("hello world") == 2
+
+
+def test_unknown_encoding_is_a_clear_error() -> None:
+    with pytest.raises(budget.TokenizerError, match="no bundled BPE file"):
+        budget.encoding("p50k_base")
+
+
+def test_tally_is_incremental_and_matches_a_full_count() -> None:
+    count = budget.counter("gpt-4o")
+    tally = budget.Tally(count, chat=True)
+    messages = [
+        Message("system", "rules " * 50),
+        Message("user", "task"),
+        Message("assistant", "ACTION: a[b]"),
+    ]
+    for message in messages:
+        tally.add_message(message)
+    full = sum(count(m.content) + budget.MESSAGE_OVERHEAD for m in messages) + budget.REPLY_PRIMING
+    assert tally.prompt_tokens == full

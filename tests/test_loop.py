@@ -1,0 +1,287 @@
+"""Every rule of the loop driver, with the scripted model."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from react_text import Agent, Message, ModelError, Reply, ScriptedModel, Usage, tool
+from react_text.budget import counter
+from react_text.prompting import render
+
+
+def run(replies: list[object], tools: list[object], **options: object):  # type: ignore[no-untyped-def]
+    model = ScriptedModel(replies, api=options.pop("api", "chat"))  # type: ignore[arg-type]
+    agent = Agent(model, tools=tools, **options)  # type: ignore[arg-type]
+    return model, agent.run("What do a train ticket and one hotel night cost together?")
+
+
+def test_two_lookups_and_an_add(tools: list[object]) -> None:
+    model, result = run(
+        [
+            "THOUGHT: price first\nACTION: lookup[train ticket]",
+            "ACTION: lookup[hotel night]",
+            "ACTION: add[89, 145]",
+            "THOUGHT: done\nFINAL: 234",
+        ],
+        tools,
+    )
+    model.assert_all_used()
+    assert (result.answer, result.stop_reason, result.tool_calls) == ("234", "final", 3)
+    assert [s.observation for s in result.steps] == ["89", "145", "234.0", None]
+    assert result.usage.total_tokens == result.usage.prompt_tokens + result.usage.completion_tokens
+    assert result.steps[-1].total_usage == result.usage
+
+
+def test_chat_observations_are_user_messages_and_prefix_stable(tools: list[object]) -> None:
+    model, _ = run(["ACTION: lookup[train ticket]", "FINAL: 89"], tools)
+    first, second = (call.prompt for call in model.calls)
+    assert isinstance(first, tuple) and isinstance(second, tuple)
+    assert second[: len(first)] == first
+    assert second[len(first) :] == (
+        Message("assistant", "ACTION: lookup[train ticket]"),
+        Message("user", "OBSERVATION: 89"),
+    )
+
+
+def test_instructions_in_the_first_user_message(tools: list[object]) -> None:
+    model, _ = run(["FINAL: 1"], tools, instructions_in="user")
+    (only,) = model.calls[0].prompt  # type: ignore[misc]
+    assert only.role == "user"
+    assert "ACTION: tool_name[input]" in only.content and "QUESTION:" in only.content
+
+
+def test_completion_transcript_grows_at_the_end(tools: list[object]) -> None:
+    model, result = run(
+        [" need price\nACTION: lookup[train ticket]", " got it\nFINAL: 89"], tools, api="completion"
+    )
+    first, second = (call.prompt for call in model.calls)
+    assert isinstance(first, str) and isinstance(second, str)
+    assert first.endswith("\nTHOUGHT:")
+    assert second.startswith(first)
+    assert second[len(first) :] == " need price\nACTION: lookup[train ticket]\nOBSERVATION: 89\nTHOUGHT:"
+    assert result.answer == "89"
+    assert result.steps[0].parsed.thought == "need price"
+
+
+def test_stop_sequences_are_sent(tools: list[object]) -> None:
+    model, _ = run(["FINAL: 1"], tools)
+    assert "OBSERVATION:" in model.calls[0].stop
+
+
+def test_made_up_observation_is_cut_and_the_real_one_fed_back(tools: list[object]) -> None:
+    model, result = run(["ACTION: lookup[train ticket]\nOBSERVATION: 12\nFINAL: 12", "FINAL: 89"], tools)
+    assert result.steps[0].cut == "OBSERVATION: 12\nFINAL: 12"
+    assert result.steps[0].observation == "89"
+    assert result.answer == "89"
+    assert model.calls[1].prompt[-2] == Message("assistant", "ACTION: lookup[train ticket]")  # type: ignore[index]
+
+
+def test_action_then_made_up_final_runs_the_tool(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[train ticket]\nFINAL: 1000", "FINAL: 89"], tools)
+    assert result.steps[0].observation == "89"
+    assert result.answer == "89"
+
+
+def test_unknown_tool_lists_valid_tools_and_closest(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookups[train ticket]", "FINAL: x"], tools)
+    observation = result.steps[0].observation
+    assert observation == render(
+        "corrections/unknown_tool",
+        tool="lookups",
+        suggestion=render("corrections/unknown_tool_suggestion", closest="lookup"),
+        tools="lookup, add",
+    )
+
+
+def test_tool_that_raises_becomes_an_observation(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[spaceship]", "FINAL: unknown"], tools)
+    assert result.steps[0].observation == "The tool lookup failed with KeyError: \"no price for 'spaceship'\""
+    assert result.stop_reason == "final"
+
+
+def test_repeated_action_is_not_run_again() -> None:
+    calls: list[str] = []
+
+    def lookup(item: str) -> str:
+        """Price."""
+        calls.append(item)
+        return "89"
+
+    _, result = run(
+        ["ACTION: lookup[train ticket]", "ACTION: lookup[ Train  Ticket ]", "FINAL: 89"], [lookup]
+    )
+    assert calls == ["train ticket"]
+    assert result.steps[1].observation == render(
+        "corrections/repeated_action", tool="lookup", input=" Train  Ticket ".strip(), step=1, result="89"
+    )
+    assert result.tool_calls == 1
+
+
+def test_format_error_gets_a_corrective_observation(tools: list[object]) -> None:
+    _, result = run(["I think it is 234.", "FINAL: 234"], tools)
+    assert result.steps[0].observation == render(
+        "corrections/format_error", problem=render("errors/no_directive")
+    )
+    assert result.answer == "234"
+
+
+def test_consecutive_format_errors_end_the_run(tools: list[object]) -> None:
+    model, result = run(["prose", "more prose", "", "FINAL: never read"], tools, max_format_errors=3)
+    assert result.stop_reason == "format_errors"
+    assert len(result.steps) == 3 and model.unused == 1
+    assert result.answer is None
+
+
+def test_a_good_reply_resets_the_format_error_count(tools: list[object]) -> None:
+    _, result = run(
+        ["prose", "prose", "ACTION: lookup[train ticket]", "prose", "prose", "FINAL: 89"],
+        tools,
+        max_format_errors=3,
+    )
+    assert result.stop_reason == "final"
+
+
+def test_max_steps_forces_a_final_answer(tools: list[object]) -> None:
+    model, result = run(
+        ["ACTION: lookup[train ticket]", "ACTION: lookup[hotel night]", "FINAL: 234"], tools, max_steps=2
+    )
+    assert (result.stop_reason, result.answer, result.forced) == ("max_steps", "234", True)
+    assert result.steps[-1].forced
+    last = model.calls[-1].prompt[-1]  # type: ignore[index]
+    assert last == Message("user", render("corrections/force_final", limit="the step limit of 2"))
+    assert result.tool_calls == 2
+
+
+def test_last_step_observation_warns_that_the_budget_is_nearly_spent(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[train ticket]", "FINAL: 89"], tools, max_steps=2)
+    assert result.steps[0].observation == render("corrections/budget_low", observation="89", left="1 step")
+
+
+def test_no_forced_final_when_disabled(tools: list[object]) -> None:
+    model, result = run(["ACTION: lookup[train ticket]", "FINAL: x"], tools, max_steps=1, force_final=False)
+    assert (result.stop_reason, result.answer, model.unused) == ("max_steps", None, 1)
+    assert "step limit of 1" in (result.error or "")
+
+
+def test_forced_call_without_a_final_answer(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[train ticket]", "ACTION: add[1, 2]"], tools, max_steps=1)
+    assert (result.stop_reason, result.answer, result.forced) == ("max_steps", None, False)
+    assert "no final answer" in (result.error or "")
+
+
+def test_token_budget_is_checked_before_sending(tools: list[object]) -> None:
+    count = counter("scripted")
+    model = ScriptedModel(["ACTION: lookup[train ticket]"] * 20)
+    agent = Agent(model, tools=tools, max_tokens=1500, reply_tokens=100, max_steps=20)
+    result = agent.run("What does a train ticket cost?")
+    assert result.stop_reason == "max_tokens"
+    assert result.usage.total_tokens <= 1500
+    for call in model.calls:
+        prompt = sum(count(m.content) + 3 for m in call.prompt) + 3  # type: ignore[union-attr]
+        assert prompt + call.max_tokens <= 1500 + 0  # what could be billed stays inside the budget
+    assert len(model.calls) < 20
+
+
+def test_budget_too_small_for_any_call(tools: list[object]) -> None:
+    model, result = run(["FINAL: 1"], tools, max_tokens=50)
+    assert (result.stop_reason, len(model.calls), result.steps) == ("max_tokens", 0, ())
+    assert "token budget of 50" in (result.error or "")
+
+
+def test_server_usage_is_used_when_reported(tools: list[object]) -> None:
+    _, result = run([Reply("FINAL: 1", Usage(1000, 7))], tools)
+    assert result.usage == Usage(1000, 7)
+
+
+def test_model_error_ends_the_run_with_the_transcript(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[train ticket]", ModelError("http://x answered 500: boom")], tools)
+    assert result.stop_reason == "model_error"
+    assert result.error == "http://x answered 500: boom"
+    assert len(result.steps) == 1
+    assert result.transcript[-1] == Message("user", "OBSERVATION: 89")  # type: ignore[index]
+
+
+def test_risky_tool_declined_without_an_approver() -> None:
+    ran: list[str] = []
+
+    def delete(path: str) -> str:
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    _, result = run(["ACTION: delete[/etc/passwd]", "FINAL: no"], [tool(delete, risky=True)])
+    assert ran == []
+    assert result.steps[0].observation == render("corrections/declined", tool="delete", input="/etc/passwd")
+
+
+def test_risky_tool_runs_when_approved_and_the_approver_sees_the_call() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def approve(t, action):  # type: ignore[no-untyped-def]
+        seen.append((t.name, action.input))
+        return True
+
+    delete = tool(lambda path: f"deleted {path}", name="delete", risky=True)
+    _, result = run(["ACTION: delete[a.txt]", "FINAL: done"], [delete], approve=approve)
+    assert seen == [("delete", "a.txt")]
+    assert result.steps[0].observation == "deleted a.txt"
+
+
+def test_approver_can_stop_the_run() -> None:
+    delete = tool(lambda path: "deleted", name="delete", risky=True)
+    _, result = run(["ACTION: delete[a.txt]", "FINAL: x"], [delete], approve=lambda t, a: "stop")
+    assert result.stop_reason == "declined"
+
+
+def test_tool_time_limit() -> None:
+    slow = tool(lambda x: time.sleep(5) or "late", name="slow", timeout=0.1)
+    _, result = run(["ACTION: slow[x]", "FINAL: gave up"], [slow])
+    assert result.steps[0].observation == render("corrections/tool_timeout", tool="slow", seconds=0.1)
+
+
+def test_long_observation_is_truncated_head_and_tail() -> None:
+    big = tool(lambda x: "HEAD " + "word " * 5000 + " TAIL", name="big")
+    _, result = run(["ACTION: big[x]", "FINAL: ok"], [big], observation_tokens=100)
+    observation = result.steps[0].observation or ""
+    assert observation.startswith("HEAD") and observation.endswith("TAIL")
+    assert "tokens cut from the middle" in observation
+    assert counter("x")(observation) < 200
+
+
+def test_iter_steps_yields_the_same_steps_as_run(tools: list[object]) -> None:
+    replies = ["ACTION: lookup[train ticket]", "FINAL: 89"]
+    run_ = Agent(ScriptedModel(replies), tools=tools).iter_steps("task")
+    seen = list(run_)
+    assert [s.number for s in seen] == [1, 2]
+    assert run_.result.steps == tuple(seen)
+
+
+def test_result_before_the_end_is_an_error(tools: list[object]) -> None:
+    run_ = Agent(ScriptedModel(["FINAL: 1"]), tools=tools).iter_steps("task")
+    with pytest.raises(RuntimeError, match="not finished"):
+        _ = run_.result
+
+
+def test_script_exhausted_is_a_model_error(tools: list[object]) -> None:
+    _, result = run(["ACTION: lookup[train ticket]"], tools)
+    assert result.stop_reason == "model_error"
+    assert "script has 1 replies" in (result.error or "")
+
+
+def test_two_tools_with_one_name_are_refused() -> None:
+    with pytest.raises(ValueError, match="share a name"):
+        Agent(ScriptedModel([]), tools=[tool(lambda a: a, name="x"), tool(lambda b: b, name="x")])
+
+
+def test_grammar_requested_from_a_model_that_cannot_take_one() -> None:
+    with pytest.raises(ValueError, match="does not take a grammar"):
+        Agent(ScriptedModel([]), grammar=True)
+
+
+def test_grammar_is_sent_to_a_model_that_takes_one(tools: list[object]) -> None:
+    model = ScriptedModel(["FINAL: 1"], accepts_grammar=True)
+    Agent(model, tools=tools).run("task")
+    grammar = model.calls[0].grammar or ""
+    assert 'tool ::= "lookup" | "add"' in grammar
