@@ -92,13 +92,8 @@ def encoding(name: str) -> tiktoken.Encoding:
     data = gzip.decompress(packed)
     if hashlib.sha256(data).hexdigest() != _HASHES[name]:
         raise TokenizerError(f"the bundled {name} BPE file does not match its published hash")
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
-    return tiktoken.Encoding(
-        name=name, pat_str=_PATTERNS[name], mergeable_ranks=ranks, special_tokens=_SPECIAL[name]
-    )
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    return tiktoken.Encoding(name=name, pat_str=_PATTERNS[name], mergeable_ranks=ranks, special_tokens=_SPECIAL[name])
 
 
 def counter(model: str) -> Counter:

@@ -26,6 +26,11 @@ EXAMPLES_RUN = """examples:
   react-text run --base-url http://127.0.0.1:8080/v1 --model local --api completion "..."
   react-text run --tools mytools --json "..."                    (functions in mytools.py)
 """
+EXAMPLES_EVAL = """examples:
+  react-text eval bench/tasks/suite.jsonl                         (the embedded model)
+  react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
+  react-text eval tasks.jsonl --base-url http://127.0.0.1:8080/v1 --model local --concurrency 8
+"""
 EXAMPLES_PARSE = """examples:
   echo 'THOUGHT: x\\nACTION: add[2, 3]' | react-text parse
   react-text parse --strict < reply.txt
@@ -57,29 +62,36 @@ def _arguments() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("task", metavar="TASK")
-    run.add_argument(
-        "--model",
-        default=os.environ.get("REACT_TEXT_MODEL"),
-        help="model name on an OpenAI-compatible server, or a .gguf file to run in-process "
-        "(default: the embedded SmolLM2-135M-Instruct)",
-    )
-    run.add_argument(
-        "--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="server URL (OPENAI_BASE_URL)"
-    )
-    run.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
+    _model_flags(run)
     run.add_argument("--max-steps", type=_positive, default=8, help="model calls allowed (default 8)")
     run.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed over the whole run")
-    run.add_argument(
-        "--reply-tokens", type=_positive, default=256, help="reply allowance per call (default 256)"
-    )
+    run.add_argument("--reply-tokens", type=_positive, default=256, help="reply allowance per call (default 256)")
     run.add_argument("--instructions-in", choices=["system", "user"], default="system")
     run.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
     run.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
     run.add_argument("--tools", metavar="MODULE", help="add the public functions of a Python module as tools")
     run.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
-    run.add_argument("--stream", action="store_true", help="stream replies from a server")
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
     run.set_defaults(handler=_run)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="run a file of tasks and score the answers",
+        description="Run every task of TASKS (JSON Lines: id, task, answer, tools) and print a results table.",
+        epilog=EXAMPLES_EVAL,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    evaluate.add_argument("tasks", metavar="TASKS", help="a .jsonl file of tasks")
+    _model_flags(evaluate)
+    evaluate.add_argument("--max-steps", type=_positive, default=6, help="model calls allowed a task (default 6)")
+    evaluate.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed a task")
+    evaluate.add_argument("--reply-tokens", type=_positive, default=128, help="reply allowance per call")
+    evaluate.add_argument("--zero-shot", action="store_true", help="leave the worked example out")
+    evaluate.add_argument("--no-grammar", action="store_true", help="do not constrain decoding")
+    evaluate.add_argument("--root", metavar="DIR", help="folder for the file tools (default: docs/ beside TASKS)")
+    evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
+    evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
+    evaluate.set_defaults(handler=_eval)
 
     parse = commands.add_parser(
         "parse",
@@ -92,6 +104,18 @@ def _arguments() -> argparse.ArgumentParser:
     parse.add_argument("--strict", action="store_true", help="accept only the canonical form")
     parse.set_defaults(handler=_parse)
     return top
+
+
+def _model_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--model",
+        default=os.environ.get("REACT_TEXT_MODEL"),
+        help="model name on an OpenAI-compatible server, or a .gguf file to run in-process "
+        "(default: the embedded SmolLM2-135M-Instruct)",
+    )
+    command.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="server URL (OPENAI_BASE_URL)")
+    command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
+    command.add_argument("--stream", action="store_true", help="stream replies from a server")
 
 
 def _positive(text: str) -> int:
@@ -179,9 +203,7 @@ def _module_tools(name: str) -> list[Callable[..., object]]:
     found = [
         value
         for key, value in vars(module).items()
-        if callable(value)
-        and not key.startswith("_")
-        and getattr(value, "__module__", None) == module.__name__
+        if callable(value) and not key.startswith("_") and getattr(value, "__module__", None) == module.__name__
     ]
     if not found:
         raise ModelError(f"the module {name!r} defines no public functions to use as tools")
@@ -191,9 +213,7 @@ def _module_tools(name: str) -> list[Callable[..., object]]:
 def _print_step(step: Step, out: TextIO, max_tokens: int | None) -> None:
     parsed = step.parsed
     budget = f"{step.total_usage.total_tokens}" + (f"/{max_tokens}" if max_tokens else "")
-    out.write(
-        f"── step {step.number}{' (forced)' if step.forced else ''} · {budget} tokens · {step.seconds:.2f}s\n"
-    )
+    out.write(f"── step {step.number}{' (forced)' if step.forced else ''} · {budget} tokens · {step.seconds:.2f}s\n")
     if parsed.thought:
         out.write(f"THOUGHT: {parsed.thought}\n")
     if isinstance(parsed, Action):
@@ -248,6 +268,47 @@ def result_dict(result: RunResult) -> dict[str, Any]:
         "steps": [step_dict(s) for s in result.steps],
         "transcript": transcript,
     }
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import evaluation
+
+    tasks = evaluation.load(args.tasks)
+    model = _model(args)
+    local = getattr(model, "stats", None) is not None  # an in-process model: one task at a time
+    root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
+    options = {
+        "max_steps": args.max_steps,
+        "max_tokens": args.max_tokens,
+        "reply_tokens": args.reply_tokens,
+        "grammar": False if args.no_grammar else None,
+    }
+    outcomes = []
+    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 - closed below
+    try:
+        progress = evaluation.evaluate(
+            tasks,
+            model,
+            root=root,
+            concurrency=1 if local else args.concurrency,
+            zero_shot=args.zero_shot,
+            options=options,
+        )
+        for done, outcome in enumerate(progress, 1):
+            outcomes.append(outcome)
+            if out:
+                out.write(evaluation.as_json(outcome) + "\n")
+                out.flush()
+            mark = "✓" if outcome.ok else "✗"
+            end = "\r" if sys.stderr.isatty() and done < len(tasks) else "\n"
+            sys.stderr.write(f"[{done}/{len(tasks)}] {mark} {outcome.id}{' ' * 20}{end}")
+    finally:
+        if out:
+            out.close()
+    print(evaluation.table(outcomes))
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 if __name__ == "__main__":

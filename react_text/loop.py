@@ -191,9 +191,7 @@ def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
     state = _State()
     model = agent.model
     use_grammar = model.accepts_grammar if agent.grammar is None else agent.grammar
-    grammar = (
-        protocol_grammar([t.name for t in agent.tool_list], after_cue=not convo.chat) if use_grammar else None
-    )
+    grammar = protocol_grammar([t.name for t in agent.tool_list], after_cue=not convo.chat) if use_grammar else None
 
     def finish(
         reason: StopReason, answer: str | None = None, *, forced: bool = False, error: str | None = None
@@ -310,9 +308,7 @@ def _act(agent: Agent, state: _State, action: Action, number: int) -> str | None
     if chosen is None:
         names = list(by_name)
         close = difflib.get_close_matches(action.tool, names, n=1)
-        suggestion = (
-            prompting.render("corrections/unknown_tool_suggestion", closest=close[0]) if close else ""
-        )
+        suggestion = prompting.render("corrections/unknown_tool_suggestion", closest=close[0]) if close else ""
         return prompting.render(
             "corrections/unknown_tool", tool=action.tool, suggestion=suggestion, tools=", ".join(names)
         )

@@ -159,9 +159,7 @@ def _read_action(text: str, section: _Section, following: _Section | None, thoug
         found = _json_directive(stripped, 0, len(stripped), thought)
         return found if found is not None else _error("bad_action", thought)
     line_end = text.find("\n", start, section.end)
-    m = _TOOL.match(text, start, section.end) or _TOOL.search(
-        text, start, section.end if line_end == -1 else line_end
-    )
+    m = _TOOL.match(text, start, section.end) or _TOOL.search(text, start, section.end if line_end == -1 else line_end)
     if m is not None:
         closed = _close(text, m.end() - 1, section.end)
         if closed is None:

@@ -76,11 +76,7 @@ def _drop_thousands_separators(text: str) -> str:
 
 
 def _evaluate(node: ast.AST) -> object:
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, int | float)
-        and not isinstance(node.value, bool)
-    ):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]

@@ -56,9 +56,7 @@ def tool(
             raise TypeError(f"cannot read the parameters of {f!r}: wrap it in a plain function") from exc
         hints = typing.get_type_hints(f)
         params = tuple(
-            p.name
-            for p in signature.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         )
         doc = inspect.getdoc(f) or ""
         return Tool(
@@ -139,9 +137,7 @@ def call(t: Tool, text: str) -> str:
             return prompting.render("corrections/tool_timeout", tool=t.name, seconds=t.timeout)
     if failure:
         exc = failure[0]
-        return prompting.render(
-            "corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc
-        )
+        return prompting.render("corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc)
     return as_text(t.name, outcome[0])
 
 

@@ -73,7 +73,4 @@ def test_run_json_on_the_embedded_model() -> None:
     done = react_text("run", "--json", "What is 1234 * 5678?")
     result = json.loads(done.stdout)
     assert (result["answer"], result["stop_reason"]) == ("7006652", "final")
-    assert (
-        result["usage"]["total_tokens"]
-        == result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"]
-    )
+    assert result["usage"]["total_tokens"] == result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"]

@@ -24,9 +24,7 @@ def agent(model: LocalModel, **options: object) -> Agent:
     return Agent(model, tools=[calculator], example="examples/calculator", max_steps=5, **options)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("task", "answer"), [("What is 17 * 23 + 5?", "396"), ("What is 1234 * 5678?", "7006652")]
-)
+@pytest.mark.parametrize(("task", "answer"), [("What is 17 * 23 + 5?", "396"), ("What is 1234 * 5678?", "7006652")])
 def test_solves_arithmetic_with_the_calculator(model: LocalModel, task: str, answer: str) -> None:
     result = agent(model).run(task)
     assert (result.answer, result.stop_reason) == (answer, "final")

@@ -53,9 +53,7 @@ def test_instructions_in_the_first_user_message(tools: list[object]) -> None:
 
 
 def test_completion_transcript_grows_at_the_end(tools: list[object]) -> None:
-    model, result = run(
-        [" need price\nACTION: lookup[train ticket]", " got it\nFINAL: 89"], tools, api="completion"
-    )
+    model, result = run([" need price\nACTION: lookup[train ticket]", " got it\nFINAL: 89"], tools, api="completion")
     first, second = (call.prompt for call in model.calls)
     assert isinstance(first, str) and isinstance(second, str)
     assert first.endswith("\nTHOUGHT:")
@@ -109,9 +107,7 @@ def test_repeated_action_is_not_run_again() -> None:
         calls.append(item)
         return "89"
 
-    _, result = run(
-        ["ACTION: lookup[train ticket]", "ACTION: lookup[ Train  Ticket ]", "FINAL: 89"], [lookup]
-    )
+    _, result = run(["ACTION: lookup[train ticket]", "ACTION: lookup[ Train  Ticket ]", "FINAL: 89"], [lookup])
     assert calls == ["train ticket"]
     assert result.steps[1].observation == render(
         "corrections/repeated_action", tool="lookup", input=" Train  Ticket ".strip(), step=1, result="89"
@@ -121,9 +117,7 @@ def test_repeated_action_is_not_run_again() -> None:
 
 def test_format_error_gets_a_corrective_observation(tools: list[object]) -> None:
     _, result = run(["I think it is 234.", "FINAL: 234"], tools)
-    assert result.steps[0].observation == render(
-        "corrections/format_error", problem=render("errors/no_directive")
-    )
+    assert result.steps[0].observation == render("corrections/format_error", problem=render("errors/no_directive"))
     assert result.answer == "234"
 
 

@@ -61,9 +61,7 @@ def base_url() -> Iterator[str]:
 
 
 def test_chat_reports_usage(base_url: str) -> None:
-    reply = OpenAIChat("smollm2", base_url=base_url).generate(
-        Request((Message("user", "Say hello."),), STOP, 16)
-    )
+    reply = OpenAIChat("smollm2", base_url=base_url).generate(Request((Message("user", "Say hello."),), STOP, 16))
     assert reply.text
     assert reply.usage is not None and reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
 
@@ -84,17 +82,13 @@ def test_completion_streams(base_url: str) -> None:
 
 def test_agent_over_the_completion_endpoint_with_a_grammar(base_url: str) -> None:
     model = OpenAICompletion("smollm2", base_url=base_url, grammar=True)
-    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run(
-        "What is 17 * 23 + 5?"
-    )
+    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
     assert (result.answer, result.stop_reason) == ("396", "final")
 
 
 def test_agent_over_the_chat_endpoint_ends_cleanly(base_url: str) -> None:
     model = OpenAIChat("smollm2", base_url=base_url, grammar=True)
-    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=3).run(
-        "What is 17 * 23 + 5?"
-    )
+    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=3).run("What is 17 * 23 + 5?")
     assert result.stop_reason in {"final", "max_steps"}
     assert all(step.reply.startswith("THOUGHT: ") for step in result.steps)  # the grammar held
 
@@ -113,9 +107,7 @@ def test_server_killed_mid_run_is_a_model_error() -> None:
     from react_text import tool
 
     calc = tool(kill_then_compute, name="calculator")
-    result = Agent(model, tools=[calc], example="examples/calculator", max_steps=4).run(
-        "What is 17 * 23 + 5?"
-    )
+    result = Agent(model, tools=[calc], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
     assert result.stop_reason == "model_error", result
     assert f"127.0.0.1:{port}" in (result.error or "")
     assert len(result.steps) == 1 and result.steps[0].observation == "396"

@@ -77,9 +77,7 @@ def test_results_converted_to_text(value: object, text: str) -> None:
 
 
 def test_bytes_refused_clearly() -> None:
-    assert as_text("t", b"\x00\x01") == render(
-        "corrections/tool_bad_result", tool="t", kind="bytes (2 bytes)"
-    )
+    assert as_text("t", b"\x00\x01") == render("corrections/tool_bad_result", tool="t", kind="bytes (2 bytes)")
 
 
 def test_object_without_text_form_refused() -> None:

@@ -38,11 +38,7 @@ def main(path: str) -> None:
             if text not in seen and "[INST]" not in text[:40]:
                 seen.add(text)
                 completion = "completion" in variant or "prefill" in variant
-                print(
-                    json.dumps(
-                        {"source": f"{trial} {variant} step {step}", "completion": completion, "text": text}
-                    )
-                )
+                print(json.dumps({"source": f"{trial} {variant} step {step}", "completion": completion, "text": text}))
         i += 1
 
 
