@@ -51,7 +51,7 @@ def test_evaluate_with_the_files_and_the_calculator() -> None:
 def test_a_bad_task_file_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text('{"id": "a", "task": "x", "answer": "1"}\n{"id": "b"}\n')
-    with pytest.raises(ValueError, match="tasks.jsonl:2: not a task"):
+    with pytest.raises(ValueError, match=r"tasks\.jsonl:2: not a task"):
         load(path)
 
 
