@@ -8,7 +8,6 @@ echo 'ACTION: add[2, 3]' | react-text parse             one reply's parse, as JS
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import os
@@ -18,7 +17,10 @@ from typing import Any, TextIO
 
 from . import parser as parsing
 from .errors import ModelError, ReactTextError
-from .types import Action, Final, Parsed, ParseError, RunResult, Step
+from .loop import Approval
+from .tools import Tool
+from .trace import Tracer, parsed_dict, result_dict
+from .types import Action, Final, ParseError, RunResult, Step
 
 EXAMPLES_RUN = """examples:
   react-text run "What is 17 * 23 + 5?"
@@ -72,7 +74,19 @@ def _arguments() -> argparse.ArgumentParser:
     run.add_argument("--tools", metavar="MODULE", help="add the public functions of a Python module as tools")
     run.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
+    run.add_argument("--trace", metavar="FILE", help="write every event to FILE as JSON lines, as it happens")
+    run.add_argument("--yes", action="store_true", help="run risky tools without asking")
     run.set_defaults(handler=_run)
+
+    replay = commands.add_parser(
+        "replay",
+        help="show a recorded run again",
+        description="Print the steps of a trace written by `react-text run --trace FILE`.",
+        epilog='examples:\n  react-text run --trace run.jsonl "What is 2 + 2?"\n  react-text replay run.jsonl\n',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("trace", metavar="FILE")
+    replay.set_defaults(handler=_replay)
 
     evaluate = commands.add_parser(
         "eval",
@@ -116,6 +130,12 @@ def _model_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="server URL (OPENAI_BASE_URL)")
     command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     command.add_argument("--stream", action="store_true", help="stream replies from a server")
+    command.add_argument(
+        "--script",
+        metavar="FILE",
+        help="play the replies of a trace (.jsonl) or of a text file (replies between lines of ---) "
+        "instead of calling a model",
+    )
 
 
 def _positive(text: str) -> int:
@@ -137,11 +157,6 @@ def _parse(args: argparse.Namespace) -> int:
     parsed = parsing.parse(text, strict=args.strict)
     print(json.dumps(parsed_dict(parsed), ensure_ascii=False, indent=2))
     return 1 if isinstance(parsed, ParseError) else 0
-
-
-def parsed_dict(parsed: Parsed) -> dict[str, Any]:
-    kind = {Action: "action", Final: "final", ParseError: "error"}[type(parsed)]
-    return {"kind": kind, **dataclasses.asdict(parsed)}
 
 
 # --- run ------------------------------------------------------------------------------------------
@@ -167,21 +182,83 @@ def _run(args: argparse.Namespace) -> int:
         instructions_in=args.instructions_in,
         example=example,
         grammar=False if args.no_grammar else None,
+        approve=_approver(args.yes),
     )
-    run = agent.iter_steps(args.task)
-    out = sys.stdout
-    for step in run:
-        if not args.json:
-            _print_step(step, out, args.max_tokens)
-    result = run.result
+    paint = Paint.for_stream(sys.stdout)
+    tracer = Tracer(args.trace) if args.trace else None
+    if tracer:
+        agent.model = tracer.model(agent.model)
+        tracer.event(
+            "run_start", task=args.task, model=repr(model), max_steps=args.max_steps, max_tokens=args.max_tokens
+        )
+    try:
+        run = agent.iter_steps(args.task)
+        for step in run:
+            if tracer:
+                tracer.step(step)
+            if not args.json:
+                _print_step(step, sys.stdout, args.max_tokens, paint)
+        result = run.result
+        if tracer:
+            tracer.end(result)
+    finally:
+        if tracer:
+            tracer.close()
     if args.json:
         print(json.dumps(result_dict(result), ensure_ascii=False, indent=2))
     else:
-        _print_end(result, out)
+        _print_end(result, sys.stdout, paint)
     return 0 if result.stop_reason == "final" else 1
 
 
+def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
+    """Ask on a terminal before a risky tool runs; without one, decline unless --yes."""
+
+    def approve(t: Tool, action: Action) -> Approval:
+        if assume_yes:
+            return True
+        if not sys.stdin.isatty():
+            print(f"declined {t.name}[{action.input}]: no terminal to ask (use --yes)", file=sys.stderr)
+            return False
+        answer = input(f"Run the risky tool {t.name}[{action.input}]? [y]es, [n]o, [q]uit: ").strip().lower()
+        return "stop" if answer.startswith("q") else answer.startswith("y")
+
+    return approve
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from . import trace
+    from .types import Usage
+
+    paint = Paint.for_stream(sys.stdout)
+    steps: list[Step] = []
+    code = 1
+    for event in trace.read(args.trace):
+        if event["event"] == "run_start":
+            print(paint.dim(f"task: {event['task']}  ·  model: {event['model']}"))
+        elif event["event"] == "step":
+            steps.append(trace.step_from(event))
+            _print_step(steps[-1], sys.stdout, event.get("max_tokens"), paint)
+        elif event["event"] == "run_end":
+            usage = Usage(event["usage"]["prompt_tokens"], event["usage"]["completion_tokens"])
+            result = RunResult(
+                event["answer"], event["stop_reason"], tuple(steps), usage, (), event["forced"], event["error"]
+            )
+            _print_end(result, sys.stdout, paint)
+            code = 0 if result.stop_reason == "final" else 1
+    return code
+
+
 def _model(args: argparse.Namespace) -> Any:
+    if args.script:
+        from . import trace
+        from .backends.scripted import ScriptedModel
+
+        if args.script.endswith(".jsonl"):
+            return ScriptedModel(trace.replies(args.script), api=args.api or "chat")
+        with open(args.script, encoding="utf-8") as handle:
+            replies = [r.strip("\n") for r in handle.read().split("\n---\n")]
+        return ScriptedModel(replies, api=args.api or "chat")
     if args.model is None or args.model.endswith(".gguf"):
         if args.base_url:
             raise ModelError("--base-url needs --model NAME (the model's name on that server)")
@@ -194,80 +271,85 @@ def _model(args: argparse.Namespace) -> Any:
     return backend(args.model, base_url=args.base_url, stream=args.stream)
 
 
-def _module_tools(name: str) -> list[Callable[..., object]]:
+def _module_tools(name: str) -> list[Tool | Callable[..., object]]:
     sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(name.removesuffix(".py"))
     except ImportError as exc:
         raise ModelError(f"could not import the tools module {name!r}: {exc}") from exc
+
+    def defined_here(value: object) -> bool:
+        fn = value.fn if isinstance(value, Tool) else value
+        return getattr(fn, "__module__", None) == module.__name__
+
     found = [
         value
         for key, value in vars(module).items()
-        if callable(value) and not key.startswith("_") and getattr(value, "__module__", None) == module.__name__
+        if not key.startswith("_") and (isinstance(value, Tool) or callable(value)) and defined_here(value)
     ]
     if not found:
         raise ModelError(f"the module {name!r} defines no public functions to use as tools")
     return found
 
 
-def _print_step(step: Step, out: TextIO, max_tokens: int | None) -> None:
+class Paint:
+    """ANSI colour on a terminal (unless NO_COLOR is set), plain text otherwise."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Paint:
+        return cls(stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb")
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.on else text
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def label(self, name: str, colour: str) -> str:
+        codes = {"thought": "36", "action": "33", "observation": "32", "final": "1;35", "error": "31"}
+        return self._wrap(codes[colour], name)
+
+
+def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: Paint) -> None:
     parsed = step.parsed
     budget = f"{step.total_usage.total_tokens}" + (f"/{max_tokens}" if max_tokens else "")
-    out.write(f"── step {step.number}{' (forced)' if step.forced else ''} · {budget} tokens · {step.seconds:.2f}s\n")
+    forced = " (forced)" if step.forced else ""
+    out.write(paint.dim(f"── step {step.number}{forced} · {budget} tokens · {step.seconds:.2f}s") + "\n")
     if parsed.thought:
-        out.write(f"THOUGHT: {parsed.thought}\n")
+        out.write(f"{paint.label('THOUGHT:', 'thought')} {parsed.thought}\n")
     if isinstance(parsed, Action):
-        out.write(f"ACTION: {parsed.tool}[{parsed.input}]\n")
+        out.write(f"{paint.label('ACTION:', 'action')} {parsed.tool}[{parsed.input}]\n")
     elif isinstance(parsed, Final):
-        out.write(f"FINAL: {parsed.answer}\n")
+        out.write(f"{paint.label('FINAL:', 'final')} {parsed.answer}\n")
     else:
-        out.write(f"UNREADABLE ({parsed.reason}): {step.reply.strip()[:200]!r}\n")
+        out.write(f"{paint.label(f'UNREADABLE ({parsed.reason}):', 'error')} {step.reply.strip()[:200]!r}\n")
     if step.cut.strip():
-        out.write(f"(cut a made-up observation: {step.cut.strip()[:80]!r})\n")
+        out.write(paint.dim(f"(cut a made-up observation: {step.cut.strip()[:80]!r})") + "\n")
     if step.observation is not None:
-        out.write(f"OBSERVATION: {step.observation}\n")
+        out.write(f"{paint.label('OBSERVATION:', 'observation')} {step.observation}\n")
     out.flush()
 
 
-def _print_end(result: RunResult, out: TextIO) -> None:
+def _print_end(result: RunResult, out: TextIO, paint: Paint) -> None:
     usage = result.usage
+    forced = " (forced answer)" if result.forced else ""
     out.write(
-        f"── {result.stop_reason}{' (forced answer)' if result.forced else ''} · {len(result.steps)} steps · "
-        f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion = {usage.total_tokens} tokens\n"
+        paint.dim(
+            f"── {result.stop_reason}{forced} · {len(result.steps)} steps · {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion = {usage.total_tokens} tokens"
+        )
+        + "\n"
     )
     if result.error:
         out.write(f"stopped: {result.error}\n")
     if result.answer is not None:
-        out.write(f"{result.answer}\n")
-
-
-def result_dict(result: RunResult) -> dict[str, Any]:
-    def step_dict(step: Step) -> dict[str, Any]:
-        return {
-            "number": step.number,
-            "reply": step.reply,
-            "parsed": parsed_dict(step.parsed),
-            "observation": step.observation,
-            "usage": step.usage.as_dict(),
-            "total_usage": step.total_usage.as_dict(),
-            "seconds": round(step.seconds, 4),
-            "cut": step.cut,
-            "forced": step.forced,
-        }
-
-    transcript: Any = result.transcript
-    if not isinstance(transcript, str):
-        transcript = [dataclasses.asdict(m) for m in transcript]
-    return {
-        "answer": result.answer,
-        "stop_reason": result.stop_reason,
-        "forced": result.forced,
-        "error": result.error,
-        "usage": result.usage.as_dict(),
-        "tool_calls": result.tool_calls,
-        "steps": [step_dict(s) for s in result.steps],
-        "transcript": transcript,
-    }
+        out.write(paint.bold(result.answer) + "\n")
 
 
 def _eval(args: argparse.Namespace) -> int:

@@ -12,6 +12,13 @@ Programmer errors (two tools with one name, a bad argument) raise ValueError or 
 
 from __future__ import annotations
 
+import os
+import urllib.parse
+
+import regex
+
+_SECRET = regex.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}|(?i:bearer\s+)[A-Za-z0-9._\-]{8,}")
+
 
 class ReactTextError(Exception):
     """Base class of react-text's exceptions."""
@@ -23,3 +30,20 @@ class ModelError(ReactTextError):
 
 class TokenizerError(ReactTextError):
     """The bundled BPE file is missing or does not match its published hash."""
+
+
+def scrub(text: str) -> str:
+    """Remove API keys (sk-..., the OPENAI_API_KEY value) and bearer tokens from `text`."""
+    key = os.environ.get("OPENAI_API_KEY")
+    if key and len(key) >= 8:
+        text = text.replace(key, "[secret]")
+    return _SECRET.sub("[secret]", text)
+
+
+def safe_url(url: object) -> str:
+    """A URL fit for a message: no user, password, query or fragment."""
+    parts = urllib.parse.urlsplit(str(url))
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))

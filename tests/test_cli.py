@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +76,136 @@ def test_run_json_on_the_embedded_model() -> None:
     result = json.loads(done.stdout)
     assert (result["answer"], result["stop_reason"]) == ("7006652", "final")
     assert result["usage"]["total_tokens"] == result["usage"]["prompt_tokens"] + result["usage"]["completion_tokens"]
+
+
+def test_script_flag_plays_replies_and_exit_status_says_final(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("THOUGHT: add\nACTION: calculator[2 + 2]\n---\nFINAL: 4\n")
+    done = react_text("run", "--script", str(script), "What is 2 + 2?")
+    assert done.returncode == 0
+    assert "OBSERVATION: 4" in done.stdout
+    assert "\x1b[" not in done.stdout  # no colour when piped
+
+
+def test_exit_status_when_no_final_answer(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("ACTION: calculator[1]\n---\nACTION: calculator[2]\n---\nACTION: calculator[3]\n")
+    done = react_text("run", "--script", str(script), "--max-steps", "2", "x")
+    assert done.returncode == 1
+    assert "max_steps" in done.stdout
+
+
+def test_trace_replay_and_regression(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("THOUGHT: add\nACTION: calculator[2 + 2]\nOBSERVATION: 5\n---\nFINAL: 4\n")
+    trace_file = tmp_path / "run.jsonl"
+    run = react_text("run", "--script", str(script), "--trace", str(trace_file), "What is 2 + 2?")
+    events = [json.loads(line) for line in trace_file.read_text().splitlines()]
+    assert [e["event"] for e in events] == [
+        "run_start",
+        "request",
+        "reply",
+        "step",
+        "request",
+        "reply",
+        "step",
+        "run_end",
+    ]
+    assert events[4]["new"] == [
+        {"role": "assistant", "content": "THOUGHT: add\nACTION: calculator[2 + 2]"},
+        {"role": "user", "content": "OBSERVATION: 4"},
+    ]  # a request records only what is new
+    replay = react_text("replay", str(trace_file))
+    assert replay.returncode == 0
+    assert replay.stdout.splitlines()[0].startswith("task: What is 2 + 2?")
+    assert replay.stdout.splitlines()[1:] == run.stdout.splitlines()
+    again = react_text("run", "--script", str(trace_file), "What is 2 + 2?")  # the trace drives the model
+    assert again.stdout.splitlines()[-1] == "4"
+    assert again.stdout.count("OBSERVATION: 4") == 1
+
+
+def test_secrets_never_reach_a_trace(tmp_path: Path) -> None:
+    secret = "sk-proj-abcdefghijklmnop1234567890"
+    trace_file = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "run", "--model", "m", "--base-url", f"http://127.0.0.1:9/v1?key={secret}",
+         "--trace", str(trace_file), "x"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "OPENAI_API_KEY": secret},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert secret not in trace_file.read_text()
+    assert "model_error" in trace_file.read_text()
+    assert secret not in done.stdout + done.stderr
+
+
+def risky_run(tmp_path: Path, *extra: str) -> tuple[Path, list[str]]:
+    script = tmp_path / "replies.txt"
+    script.write_text("ACTION: touch[mark.txt]\n---\nFINAL: done\n")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "react_text.cli",
+        "run",
+        "--script",
+        str(script),
+        "--tools",
+        "risky_tools",
+        *extra,
+        "x",
+    ]
+    return marks, command
+
+
+def test_risky_tool_declined_without_a_terminal(tmp_path: Path) -> None:
+    marks, command = risky_run(tmp_path)
+    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(Path(__file__).parent)}
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL
+    )
+    assert not (marks / "mark.txt").exists()
+    assert "declined touch[mark.txt]: no terminal to ask (use --yes)" in done.stderr
+    assert "The user declined to run touch[mark.txt]" in done.stdout
+
+
+def test_risky_tool_runs_with_yes(tmp_path: Path) -> None:
+    marks, command = risky_run(tmp_path, "--yes")
+    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(Path(__file__).parent)}
+    subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert (marks / "mark.txt").exists()
+
+
+@pytest.mark.parametrize(("answer", "ran"), [("y", True), ("n", False)])
+def test_risky_tool_asks_on_a_terminal(tmp_path: Path, answer: str, ran: bool) -> None:
+    marks, command = risky_run(tmp_path)
+    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(Path(__file__).parent), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    output = run_in_pty(command, env, answer=answer + "\n")
+    assert "Run the risky tool touch[mark.txt]? [y]es, [n]o, [q]uit:" in output
+    assert (marks / "mark.txt").exists() is ran
+    assert "\x1b[" in output  # colour on a terminal
+
+
+def run_in_pty(command: list[str], env: dict[str, str], answer: str) -> str:
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command on the pty
+        os.execve(command[0], command, env)
+    output = b""
+    answered = False
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+        if not answered and b"[q]uit:" in output:
+            os.write(fd, answer.encode())
+            answered = True
+    os.waitpid(pid, 0)
+    return output.decode(errors="replace")

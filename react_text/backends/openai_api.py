@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import guard
-from ..errors import ModelError
+from ..errors import ModelError, safe_url, scrub
 from ..types import Api, Reply, Request, Usage
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class _OpenAIBackend:
         self.client = client
 
     def __repr__(self) -> str:  # never shows the key
-        return f"{type(self).__name__}({self.name!r}, base_url={str(self.client.base_url)!r})"
+        return f"{type(self).__name__}({self.name!r}, base_url={self.url!r})"
 
     def _send(self, request: Request, create: Callable[..., Any], piece: Piece) -> Reply:
         """Call `create` with the request's options; turn every failure into ModelError."""
@@ -80,13 +80,18 @@ class _OpenAIBackend:
                 self.send_stop = False
                 return self._read(create(**self._options(request)), piece)
         except openai.APITimeoutError as exc:
-            raise ModelError(f"{self.client.base_url} did not answer in time ({exc})") from exc
+            raise ModelError(scrub(f"{self.url} did not answer in time ({exc})")) from exc
         except openai.APIConnectionError as exc:
-            raise ModelError(f"could not reach {self.client.base_url}: {exc}") from exc
+            raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
         except openai.APIStatusError as exc:
-            raise ModelError(f"{self.client.base_url} answered {exc.status_code}: {_words(exc)}") from exc
+            raise ModelError(scrub(f"{self.url} answered {exc.status_code}: {_words(exc)}")) from exc
         except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:
-            raise ModelError(f"bad answer from {self.client.base_url}: {exc}") from exc
+            raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
+
+    @property
+    def url(self) -> str:
+        """The server's URL, fit for a message (no credentials, no query)."""
+        return safe_url(self.client.base_url)
 
     def _options(self, request: Request) -> dict[str, Any]:
         options: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens}

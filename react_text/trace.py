@@ -1,0 +1,196 @@
+"""Traces: one JSON line per event, written and flushed as it happens, so a crash loses nothing done.
+
+    events: run_start, request, reply, step, run_end (and model_error)
+
+`Tracer.model(model)` wraps a model so every request and reply is recorded as it happens; the
+loop itself knows nothing of tracing. A request records only what is new since the previous one
+(the messages or transcript text appended), so a trace grows linearly with the run. Secrets never
+reach a trace: API keys and bearer tokens are scrubbed from every string written.
+
+`replies(path)` reads a trace's replies back, to drive a `ScriptedModel` in a regression test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import ModelError, scrub
+from .types import Action, Api, Final, Message, Model, Parsed, ParseError, Reply, Request, RunResult, Step, Usage
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def parsed_dict(parsed: Parsed) -> dict[str, Any]:
+    kind = {Action: "action", Final: "final", ParseError: "error"}[type(parsed)]
+    return {"kind": kind, **dataclasses.asdict(parsed)}
+
+
+def parsed_from(data: dict[str, Any]) -> Parsed:
+    fields = {k: v for k, v in data.items() if k != "kind"}
+    return {"action": Action, "final": Final, "error": ParseError}[data["kind"]](**fields)  # type: ignore[no-any-return]
+
+
+def step_dict(step: Step) -> dict[str, Any]:
+    return {
+        "number": step.number,
+        "reply": step.reply,
+        "parsed": parsed_dict(step.parsed),
+        "observation": step.observation,
+        "usage": step.usage.as_dict(),
+        "total_usage": step.total_usage.as_dict(),
+        "seconds": round(step.seconds, 4),
+        "cut": step.cut,
+        "forced": step.forced,
+    }
+
+
+def step_from(data: dict[str, Any]) -> Step:
+    def usage(d: dict[str, int]) -> Usage:
+        return Usage(d["prompt_tokens"], d["completion_tokens"])
+
+    return Step(
+        number=data["number"],
+        reply=data["reply"],
+        parsed=parsed_from(data["parsed"]),
+        observation=data["observation"],
+        usage=usage(data["usage"]),
+        total_usage=usage(data["total_usage"]),
+        seconds=data["seconds"],
+        cut=data.get("cut", ""),
+        forced=data.get("forced", False),
+    )
+
+
+def result_dict(result: RunResult) -> dict[str, Any]:
+    transcript: Any = result.transcript
+    if not isinstance(transcript, str):
+        transcript = [dataclasses.asdict(m) for m in transcript]
+    return {
+        "answer": result.answer,
+        "stop_reason": result.stop_reason,
+        "forced": result.forced,
+        "error": result.error,
+        "usage": result.usage.as_dict(),
+        "tool_calls": result.tool_calls,
+        "steps": [step_dict(s) for s in result.steps],
+        "transcript": transcript,
+    }
+
+
+class Tracer:
+    """Writes events to a JSONL file, one line each, flushed at once."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        self._started = time.monotonic()
+
+    def __enter__(self) -> Tracer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def event(self, kind: str, **data: Any) -> None:
+        line = {"event": kind, "t": round(time.monotonic() - self._started, 4), **_clean(data)}
+        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def step(self, step: Step) -> None:
+        self.event("step", **step_dict(step))
+
+    def end(self, result: RunResult) -> None:
+        data = result_dict(result)
+        del data["steps"], data["transcript"]  # already written, step by step
+        self.event("run_end", **data)
+
+    def model(self, model: Model) -> Model:
+        return _TracedModel(model, self)
+
+
+class _TracedModel:
+    """A model that records each request (what is new in it) and reply in a trace."""
+
+    def __init__(self, inner: Model, tracer: Tracer) -> None:
+        self._inner = inner
+        self._tracer = tracer
+        self._sent: tuple[Message, ...] | str = ()
+
+    @property
+    def api(self) -> Api:
+        return self._inner.api
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def accepts_grammar(self) -> bool:
+        return self._inner.accepts_grammar
+
+    def __getattr__(self, name: str) -> Any:  # count_tokens, stats, render_last: the inner model's
+        return getattr(self._inner, name)
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+    def generate(self, request: Request) -> Reply:
+        prompt = request.prompt
+        if isinstance(prompt, str):
+            sent = self._sent if isinstance(self._sent, str) else ""
+            new: Any = prompt[len(sent) :] if prompt.startswith(sent) else prompt
+        else:
+            sent_messages = self._sent if isinstance(self._sent, tuple) else ()
+            same = prompt[: len(sent_messages)] == sent_messages
+            new = [dataclasses.asdict(m) for m in (prompt[len(sent_messages) :] if same else prompt)]
+        self._sent = prompt
+        self._tracer.event("request", new=new, max_tokens=request.max_tokens, stop=list(request.stop))
+        try:
+            reply = self._inner.generate(request)
+        except ModelError as exc:
+            self._tracer.event("model_error", error=str(exc))
+            raise
+        usage = reply.usage.as_dict() if reply.usage else None
+        self._tracer.event("reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason)
+        return reply
+
+
+def read(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The events of a trace, in order (a last line cut short by a crash is skipped)."""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
+def replies(path: str | Path) -> list[Reply]:
+    """The model's replies in a trace, ready for `ScriptedModel(replies(path))`."""
+    found = []
+    for event in read(path):
+        if event["event"] == "reply":
+            usage = event.get("usage")
+            found.append(
+                Reply(
+                    event["text"],
+                    Usage(usage["prompt_tokens"], usage["completion_tokens"]) if usage else None,
+                    event.get("finish_reason"),
+                )
+            )
+    return found
