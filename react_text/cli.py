@@ -35,7 +35,9 @@ EXAMPLES_EVAL = """examples:
 """
 EXAMPLES_PARSE = """examples:
   echo 'THOUGHT: x\\nACTION: add[2, 3]' | react-text parse
-  react-text parse --strict < reply.txt
+  react-text parse --parser naive < reply.txt
+  react-text parse replies.jsonl                  one JSON line of output per reply
+  react-text parse --compare                       the robustness scoreboard on tests/data/replies.jsonl
 """
 
 
@@ -114,8 +116,21 @@ def _arguments() -> argparse.ArgumentParser:
         epilog=EXAMPLES_PARSE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parse.add_argument("file", nargs="?", metavar="FILE", help="read the reply from FILE instead of stdin")
-    parse.add_argument("--strict", action="store_true", help="accept only the canonical form")
+    parse.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        help="read the reply from FILE instead of stdin; a .jsonl file holds many replies ({'text': ...} a line)",
+    )
+    parse.add_argument("--strict", action="store_true", help="accept only the canonical form (= --parser strict)")
+    parse.add_argument(
+        "--parser", choices=sorted(parsing.PARSERS), default="tolerant", help="which parser reads (default tolerant)"
+    )
+    parse.add_argument(
+        "--compare",
+        action="store_true",
+        help="score every parser on a corpus (FILE, default tests/data/replies.jsonl) and print the scoreboard",
+    )
     parse.set_defaults(handler=_parse)
     return top
 
@@ -149,12 +164,27 @@ def _positive(text: str) -> int:
 
 
 def _parse(args: argparse.Namespace) -> int:
+    if args.compare:
+        from . import corpus
+
+        path = args.file or os.path.join("tests", "data", "replies.jsonl")
+        if not os.path.exists(path):
+            raise ModelError(f"no corpus at {path}: give a corpus file (JSON lines with text and expected)")
+        print(corpus.scoreboard(corpus.score(corpus.load(path), parsing.PARSERS)))
+        return 0
+    read = parsing.PARSERS["strict" if args.strict else args.parser]
+    if args.file and args.file.endswith(".jsonl"):
+        with open(args.file, encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        for row in rows:
+            print(json.dumps({"id": row.get("id"), **parsed_dict(read(row["text"]))}, ensure_ascii=False))
+        return 0
     if args.file:
         with open(args.file, encoding="utf-8") as handle:
             text = handle.read()
     else:
         text = sys.stdin.read()
-    parsed = parsing.parse(text, strict=args.strict)
+    parsed = read(text)
     print(json.dumps(parsed_dict(parsed), ensure_ascii=False, indent=2))
     return 1 if isinstance(parsed, ParseError) else 0
 

@@ -66,6 +66,7 @@ class Agent:
     example: str | None = "examples/generic"  # a worked example: template name, or text; None: zero-shot
     force_final: bool = True  # at a limit, make one last call asking for the final answer
     approve: Approver | None = None  # asked before a risky tool runs; None declines
+    tool_timeout: float | None = 60.0  # seconds, for tools that set no time limit of their own; None: wait
     grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
     count_tokens: budget.Counter | None = None  # None: tiktoken, by the model's name
     _tools: tuple[Tool, ...] = field(init=False, repr=False)
@@ -163,7 +164,7 @@ class _Conversation:
         if self.chat:
             self.add_message(Message("user", prompting.observation_message(observation)))
         else:
-            self.add_text(f"{prompting.OBSERVATION_LABEL} {observation}\n")
+            self.add_text(f"{prompting.observation_message(observation)}\n")
 
     def record_note(self, note: str) -> None:
         """A word from the loop that is not an observation (the forced-final request)."""
@@ -326,6 +327,8 @@ def _act(agent: Agent, state: _State, action: Action, number: int) -> str | None
             return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
     assert agent.count_tokens is not None
     state.tool_calls += 1
+    if chosen.timeout is None and agent.tool_timeout is not None:
+        chosen = replace(chosen, timeout=agent.tool_timeout)
     result = tools.truncate(tools.call(chosen, action.input), agent.observation_tokens, agent.count_tokens)
     state.done[key] = (number, result)
     return result

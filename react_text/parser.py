@@ -330,3 +330,28 @@ def _parse_strict(text: str) -> Parsed:
                 return _error("missing_input" if closed is None else "bad_action", thought)
             return Action(tool.group("tool"), closed[0], thought, text[end:].strip())
     return _error("no_directive", thought)
+
+
+# --- the naive baseline, for comparison -----------------------------------------------------------
+
+_NAIVE_ACTION = regex.compile(r"ACTION: (\w+)\[(.*)\]")
+
+
+def parse_naive(text: str) -> Parsed:
+    """The parser of the 40-line tutorials: FINAL: checked first, then one regex for ACTION: tool[input].
+
+    Kept as the baseline of the robustness scoreboard; not used by the engine.
+    """
+    if "FINAL:" in text:
+        return Final(text.split("FINAL:", 1)[1].strip())
+    m = _NAIVE_ACTION.search(text)
+    if m is not None:
+        return Action(m.group(1), m.group(2))
+    return _error("empty" if not text.strip() else "no_directive")
+
+
+def parse_strict(text: str) -> Parsed:
+    return parse(text, strict=True)
+
+
+PARSERS = {"naive": parse_naive, "strict": parse_strict, "tolerant": parse}

@@ -68,13 +68,14 @@ def transcript_start(instruction_block: str, task: str) -> str:
 
 
 def observation_message(observation: str) -> str:
-    """An observation as a chat user message."""
-    return f"{OBSERVATION_LABEL} {observation}"
+    """An observation as fed back: labelled, with every line after the first indented.
 
-
-def transcript_observation(observation: str) -> str:
-    """An observation appended to a completion transcript, ending where the model writes next."""
-    return f"\n{OBSERVATION_LABEL} {observation}\nTHOUGHT:"
+    The indent is what keeps a tool result from forging a turn: no line of it starts at the left
+    margin, where the protocol's labels (THOUGHT:, ACTION:, FINAL:, OBSERVATION:) live. This
+    matters most where text is concatenated (completion transcripts, the local model's
+    continued assistant turn).
+    """
+    return f"{OBSERVATION_LABEL} {observation.strip(chr(10)).replace(chr(10), chr(10) + '  ')}"
 
 
 def known_variables(names: Iterable[str]) -> Mapping[str, set[str]]:

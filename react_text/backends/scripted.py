@@ -39,7 +39,8 @@ class ScriptedModel:
         item = self._script[len(self.calls) - 1]
         if isinstance(item, BaseException):
             raise item
-        return item if isinstance(item, Reply) else Reply(item)
+        reply = item if isinstance(item, Reply) else Reply(item)
+        return _within(reply, request.max_tokens)
 
     @property
     def unused(self) -> int:
@@ -50,3 +51,14 @@ class ScriptedModel:
         """Fail when the run ended before every scripted reply was used."""
         if self.unused:
             raise AssertionError(f"{self.unused} of {len(self._script)} scripted replies unused")
+
+
+def _within(reply: Reply, allowance: int) -> Reply:
+    """Like a real server, never return more than the reply allowance (counted with cl100k_base)."""
+    from ..budget import encoding
+
+    enc = encoding("cl100k_base")
+    tokens = enc.encode(reply.text, disallowed_special=())
+    if len(tokens) <= allowance:
+        return reply
+    return Reply(enc.decode(tokens[:allowance]), reply.usage, "length")

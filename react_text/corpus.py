@@ -1,0 +1,113 @@
+"""The parser corpus and the robustness scoreboard: how each parser reads what models really write.
+
+A corpus is JSON Lines: {"id", "category", "source", "mode", "text", "expected"}, where `expected`
+is {"kind": "action", "tool", "input"} or {"kind": "final", "answer"} or {"kind": "error",
+"reason"} (for an error, any reason counts: what matters is that the reply was not misread).
+Completion-mode replies continue a prompt that ended with `THOUGHT:`, which is put back before
+parsing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .types import Action, Final, Parsed
+
+Parser = Callable[[str], Parsed]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    category: str
+    source: str
+    mode: str
+    text: str
+    expected: Mapping[str, str]
+
+    @property
+    def sent(self) -> str:
+        return "THOUGHT:" + self.text if self.mode == "completion" else self.text
+
+
+@dataclass
+class Score:
+    parser: str
+    right: int = 0
+    total: int = 0
+    by_category: dict[str, list[int]] = field(default_factory=dict)  # category -> [right, total]
+    wrong: list[tuple[Case, dict[str, str]]] = field(default_factory=list)
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.total if self.total else 0.0
+
+
+def load(path: str | Path) -> list[Case]:
+    cases = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row: dict[str, Any] = json.loads(line)
+            cases.append(Case(row["id"], row["category"], row["source"], row["mode"], row["text"], row["expected"]))
+    return cases
+
+
+def reading(parsed: Parsed) -> dict[str, str]:
+    if isinstance(parsed, Action):
+        return {"kind": "action", "tool": parsed.tool, "input": parsed.input}
+    if isinstance(parsed, Final):
+        return {"kind": "final", "answer": parsed.answer}
+    return {"kind": "error", "reason": parsed.reason}
+
+
+def agrees(got: Mapping[str, str], expected: Mapping[str, str]) -> bool:
+    if expected["kind"] == "error":
+        return got["kind"] == "error"
+    return dict(got) == dict(expected)
+
+
+def score(cases: Sequence[Case], parsers: Mapping[str, Parser]) -> list[Score]:
+    scores = []
+    for name, parse in parsers.items():
+        board = Score(name)
+        for case in cases:
+            got = reading(parse(case.sent))
+            ok = agrees(got, case.expected)
+            board.total += 1
+            board.right += ok
+            tally = board.by_category.setdefault(case.category, [0, 0])
+            tally[0] += ok
+            tally[1] += 1
+            if not ok:
+                board.wrong.append((case, got))
+        scores.append(board)
+    return scores
+
+
+def scoreboard(scores: Sequence[Score], *, show_wrong: int = 10) -> str:
+    """Accuracy per parser and per category, then the cases each parser gets wrong."""
+    names = [s.parser for s in scores]
+    lines = [f"{'':<22}" + "".join(f"{n:>10}" for n in names)]
+    lines.append(f"{'all cases':<22}" + "".join(f"{s.right:>5}/{s.total:<4}" for s in scores))
+    lines.append(f"{'accuracy':<22}" + "".join(f"{100 * s.accuracy:>9.1f}%" for s in scores))
+    categories = sorted({c for s in scores for c in s.by_category})
+    lines.append("")
+    for category in categories:
+        cells = []
+        for s in scores:
+            right, total = s.by_category.get(category, [0, 0])
+            cells.append(f"{right:>5}/{total:<4}")
+        lines.append(f"{category:<22}" + "".join(cells))
+    for s in scores:
+        if not s.wrong:
+            continue
+        lines.append(f"\n{s.parser} misreads {len(s.wrong)}:")
+        for case, got in s.wrong[:show_wrong]:
+            lines.append(f"  {case.id:<9} {case.category:<18} {json.dumps(case.text[:60])} -> {json.dumps(got)[:80]}")
+        if len(s.wrong) > show_wrong:
+            lines.append(f"  ... and {len(s.wrong) - show_wrong} more")
+    return "\n".join(lines)
