@@ -24,11 +24,12 @@ STOP_SEQUENCES: tuple[str, ...] = ("OBSERVATION:", "Observation:", "\nObservatio
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _LINE_LABEL = rf"(?im:^{_DECOR}observation(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}[:：])"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}[:：]"
-_FULL = regex.compile(rf"{_LINE_LABEL}|{_INLINE_LABEL}")
+# Two patterns, not one alternation: the regex module scans each far faster alone.
+_FULL = (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL))
 # A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV".
 _PREFIXES = "bs|bse|bser|bserv|bserva|bservat|bservati|bservatio|bservation"
-_PARTIAL = regex.compile(
-    rf"(?:(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))|[ \t]O(?i:{_PREFIXES}))"
+_PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the end
+    rf"(?r)(?:(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))|[ \t]O(?i:{_PREFIXES}))"
     r"[ \t]*\d{0,4}[ \t*_]{0,6}$"
 )
 _TAIL = 64  # the partial pattern never spans more than this many characters
@@ -42,8 +43,7 @@ class Cut:
 
 def cut(text: str) -> Cut:
     """Cut `text` at the first hallucinated observation. Idempotent: cut(cut(t).kept) keeps the same."""
-    match = _FULL.search(text)
-    end = match.start() if match else len(text)
+    end = _first_label(text)
     # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
     while True:
         start = max(0, end - _TAIL)
@@ -61,4 +61,10 @@ def is_cut(text: str, since: int = 0) -> bool:
     Streaming callers pass `since` a little before the new chunk so each check costs the chunk's
     length, not the whole reply's.
     """
-    return _FULL.search(text, max(0, since)) is not None
+    return _first_label(text, max(0, since)) < len(text)
+
+
+def _first_label(text: str, since: int = 0) -> int:
+    """Where the first full observation label starts, or len(text)."""
+    starts = [m.start() for m in (p.search(text, since) for p in _FULL) if m is not None]
+    return min(starts, default=len(text))

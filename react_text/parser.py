@@ -24,7 +24,9 @@ decoration, `tool[input]` with nothing after the closing bracket.
 
 from __future__ import annotations
 
+import heapq
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,18 +53,24 @@ for _kind, _words in {
 _LABEL_WORDS = "|".join(w.replace("_", r"[ \t_]+") for w in sorted(_LABELS, key=len, reverse=True))
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
-_LABEL = regex.compile(
-    # at a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:"
+# At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". (Two patterns, not one
+# alternation: the regex module scans each far faster alone.)
+_LINE_LABEL = regex.compile(
     rf"(?im:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_LABEL_WORDS}){_NUMBER}"
     r"[ \t*_]{0,6}[:：][ \t*_]{0,4})"
-    # later on a line, only in the canonical capitals or title case: "... ACTION: x[y]"
-    r"|(?:[ \t](?P<inline>ACTION|FINAL|FINAL ANSWER|Action|Final Answer)[ \t]*:[ \t]*)"
 )
+# Later on a line, only in the canonical capitals or title case: "THOUGHT: ... ACTION: x[y]".
+_INLINE_LABEL = regex.compile(r"(?<=[ \t])(?P<word>ACTION|FINAL|FINAL ANSWER|Action|Final Answer)[ \t]*:[ \t]*")
 _TOOL = regex.compile(r"[`'\"*]{0,3}(?P<tool>[A-Za-z_][\w.\-]{0,63})[ \t]*(?P<open>[\[(])")
 _BARE_TOOL = regex.compile(r"[`'\"*]{0,3}(?P<tool>[A-Za-z_][\w.\-]{0,63})[`'\"*.]{0,3}[ \t]*(?:\n|$)")
 _FENCE = regex.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
+_BRACKET_RUNS = {"[": regex.compile(r"\[+|\]+"), "(": regex.compile(r"\(+|\)+")}
+_SPACES = regex.compile(r"[ \t_]+")
+_FENCE_OPEN = regex.compile(r"[ \t]*\n?(?P<fence>`{3,})")
+_CLOSE_AFTER_FENCE = {c: regex.compile(rf"[ \t]*\n?[ \t]*{regex.escape(c)}") for c in "])"}
+_STRICT_TOOL = regex.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
 _STRICT = regex.compile(r"(?m)^(?P<word>THOUGHT|ACTION|FINAL):[ \t]?")
 
 
@@ -108,37 +116,40 @@ def _drop_thinking(text: str) -> str:
 # --- the tolerant default -------------------------------------------------------------------------
 
 
-def _sections(text: str) -> list[_Section]:
-    found: list[tuple[Kind, int, int]] = []  # kind, label start, body start
-    for m in _LABEL.finditer(text):
-        word = m.group("word") or m.group("inline")
-        key = regex.sub(r"[ \t_]+", "_", word.casefold())
-        found.append((_LABELS.get(key, "final"), m.start(), m.end()))
-    return [
-        _Section(kind, body, found[i + 1][1] if i + 1 < len(found) else len(text))
-        for i, (kind, _, body) in enumerate(found)
-    ]
+def _sections(text: str) -> Iterator[_Section]:
+    """The labelled sections of a reply, in order, found lazily: parsing stops at the first directive."""
+    labels = heapq.merge(_LINE_LABEL.finditer(text), _INLINE_LABEL.finditer(text), key=lambda m: m.start())
+    previous: tuple[Kind, int] | None = None  # the kind and body start of the section being read
+    end = -1
+    for m in labels:
+        if m.start() < end:  # the same label found by both patterns
+            continue
+        end = m.end()
+        if previous is not None:
+            yield _Section(previous[0], previous[1], m.start())
+        previous = (_LABELS.get(_SPACES.sub("_", m.group("word").casefold()), "final"), m.end())
+    if previous is not None:
+        yield _Section(previous[0], previous[1], len(text))
 
 
 def _parse_tolerant(text: str) -> Parsed:
-    sections = _sections(text)
     thoughts: list[str] = []
-    for i, section in enumerate(sections):
+    sections = _sections(text)
+    section = next(sections, None)
+    while section is not None:
+        following = next(sections, None)
         body = text[section.start : section.end]
         if section.kind == "thought":
             thoughts.append(body.strip())
-            continue
-        if section.kind in ("turn", "input"):
-            continue
-        thought = "\n".join(t for t in thoughts if t) or text[: _label_start(text, section)].strip()
-        if section.kind == "final":
+        elif section.kind in ("final", "action"):
+            thought = "\n".join(t for t in thoughts if t) or text[: _label_start(text, section)].strip()
+            if section.kind == "action":
+                return _read_action(text, section, following, thought)
             answer = _unwrap(body)
             if not answer:
                 return _error("empty_answer", thought)
             return Final(answer, thought, text[section.end :].strip())
-        if section.kind == "action":
-            following = sections[i + 1] if i + 1 < len(sections) else None
-            return _read_action(text, section, following, thought)
+        section = following
     blob = _json_directive(text, 0, len(text))
     if blob is not None:
         return blob
@@ -193,24 +204,25 @@ def _close(text: str, open_at: int, limit: int) -> tuple[str, int] | None:
     opener = text[open_at]
     closer = "]" if opener == "[" else ")"
     pos = open_at + 1
-    fence = regex.match(r"[ \t]*\n?(?P<fence>`{3,})", text[pos : pos + 64])
+    fence = _FENCE_OPEN.match(text, pos, min(limit, pos + 64))
     if fence is not None:
         ticks = fence.group("fence")
-        end_fence = text.find("\n" + ticks, pos + fence.end(), limit)
+        end_fence = text.find("\n" + ticks, fence.end(), limit)
         if end_fence != -1:
             after = end_fence + 1 + len(ticks)
-            m = regex.compile(rf"[ \t]*\n?[ \t]*{regex.escape(closer)}").match(text, after, limit)
+            m = _CLOSE_AFTER_FENCE[closer].match(text, after, limit)
             if m is not None:
                 return text[pos:after], m.end()
     depth = 1
-    for i in range(pos, limit):
-        ch = text[i]
-        if ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return text[pos:i], i + 1
+    for run in _BRACKET_RUNS[opener].finditer(text, pos, limit):  # a run of brackets at a time
+        size = run.end() - run.start()
+        if text[run.start()] == opener:
+            depth += size
+        elif size >= depth:
+            close_at = run.start() + depth - 1
+            return text[pos:close_at], close_at + 1
+        else:
+            depth -= size
     last = text.rfind(closer, pos, limit)
     inner = text[pos:last] if last != -1 else text[pos:limit]
     if not inner.strip():
@@ -322,7 +334,7 @@ def _parse_strict(text: str) -> Parsed:
             rest = text[end:].strip()
             return Final(answer, thought, rest) if answer else _error("empty_answer", thought)
         else:
-            tool = regex.match(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[", body)
+            tool = _STRICT_TOOL.match(body)
             if tool is None:
                 return _error("bad_action", thought)
             closed = _close(body, tool.end() - 1, len(body))

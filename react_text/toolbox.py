@@ -60,9 +60,14 @@ def calculate(expression: str) -> str:
         raise CalculatorError(f"expression longer than {MAX_LENGTH} characters")
     try:
         tree = ast.parse(_drop_thousands_separators(text), mode="eval")
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: a NUL byte
         raise CalculatorError(f"not arithmetic: {expression!r}") from exc
-    value = _evaluate(tree.body)
+    try:
+        value = _evaluate(tree.body)
+    except (ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, CalculatorError):
+            raise
+        raise CalculatorError(f"{type(exc).__name__}: {exc}") from exc
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         value = int(value)
     return str(value)

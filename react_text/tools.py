@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import queue
 import threading
 import typing
 from collections.abc import Callable, Iterable
@@ -116,29 +117,71 @@ def _convert(value: object, typ: type) -> object:
 
 def call(t: Tool, text: str) -> str:
     """Run the tool and return the observation text. Never raises."""
-    outcome: list[object] = []
-    failure: list[BaseException] = []
 
-    def target() -> None:
-        # The tool boundary: whatever a user's tool raises becomes an observation.
-        try:
-            outcome.append(t.fn(*arguments(t, text)))
-        except Exception as exc:  # noqa: BLE001
-            failure.append(exc)
+    def target() -> object:
+        return t.fn(*arguments(t, text))
 
-    if t.timeout is None:
-        target()
-    else:
-        # A daemon thread, so a tool that never returns cannot keep the process alive.
-        worker = threading.Thread(target=target, name=f"tool-{t.name}", daemon=True)
-        worker.start()
-        worker.join(t.timeout)
-        if worker.is_alive():
-            return prompting.render("corrections/tool_timeout", tool=t.name, seconds=t.timeout)
-    if failure:
-        exc = failure[0]
+    # The tool boundary: whatever a user's tool raises becomes an observation.
+    try:
+        value = target() if t.timeout is None else _worker().run(target, t.timeout)
+    except _TimedOut:
+        return prompting.render("corrections/tool_timeout", tool=t.name, seconds=t.timeout)
+    except Exception as exc:  # noqa: BLE001
         return prompting.render("corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc)
-    return as_text(t.name, outcome[0])
+    return as_text(t.name, value)
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _Worker:
+    """One daemon thread that runs tool calls with a time limit, reused from call to call.
+
+    Starting a thread a call costs more than the rest of a step; handing work to a waiting one
+    costs a few microseconds. A call that overruns is abandoned with its thread (daemon, so it
+    cannot keep the process alive) and the next call gets a new worker.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], object], queue.SimpleQueue[tuple[bool, object]]]] = (
+            queue.SimpleQueue()
+        )
+        self.busy = False
+        threading.Thread(target=self._serve, name="react-text-tools", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job, answer = self._jobs.get()
+            try:
+                answer.put((True, job()))
+            except Exception as exc:  # noqa: BLE001 - carried back to the caller, who decides
+                answer.put((False, exc))
+
+    def run(self, job: Callable[[], object], timeout: float) -> object:
+        answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
+        self.busy = True
+        self._jobs.put((job, answer))
+        try:
+            ok, value = answer.get(timeout=timeout)
+        except queue.Empty:
+            raise _TimedOut from None  # self.busy stays True: this worker is abandoned
+        self.busy = False
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return value
+
+
+_workers = threading.local()
+
+
+def _worker() -> _Worker:
+    """This thread's tool worker; a new one if the last was abandoned to a hung tool."""
+    worker: _Worker | None = getattr(_workers, "current", None)
+    if worker is None or worker.busy:
+        worker = _workers.current = _Worker()
+    return worker
 
 
 def as_text(name: str, value: object) -> str:

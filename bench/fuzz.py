@@ -1,0 +1,69 @@
+"""A fuzzing campaign (hypothesis at scale) on parse, the stop guard and the calculator.
+
+    python bench/fuzz.py [EXAMPLES]        default 100000 inputs per target
+
+Each target gets random text and protocol-shaped noise (labels, brackets, fences, <think>,
+partial observations). It fails on any exception (the calculator may only refuse with
+CalculatorError) and reports the slowest input, so a hang or a super-linear case shows up.
+Prints one table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from react_text.guard import cut
+from react_text.parser import parse
+from react_text.toolbox import CalculatorError, calculate
+
+PIECES = [
+    "THOUGHT:", "ACTION:", "FINAL:", "OBSERVATION:", "Obs", "Action Input:", "Final Answer:", "**", "###",
+    "[", "]", "(", ")", "{", "}", "```", "\n", " ", '"', "'", "<think>", "</think>", "tool", "calculator",
+    "9", "**", "^", "/", "-", "+", "*", ".", ",", "Observation 1:", "Finish[", "{\"action\": ", "思考：",
+]  # fmt: skip
+noise = st.lists(st.sampled_from(PIECES) | st.text(max_size=5), max_size=60).map("".join)
+texts = st.text(max_size=400) | noise
+
+
+def campaign(
+    name: str, target: Callable[[str], object], examples: int, allowed: tuple[type[BaseException], ...]
+) -> str:
+    tried = 0
+    slowest = (0.0, "")
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(texts)
+    def run(text: str) -> None:
+        nonlocal tried, slowest
+        tried += 1
+        started = time.perf_counter()
+        with contextlib.suppress(allowed):
+            target(text)
+        took = time.perf_counter() - started
+        if took > slowest[0]:
+            slowest = (took, text)
+
+    started = time.perf_counter()
+    run()
+    total = time.perf_counter() - started
+    raised = 0  # reaching this line means no input raised
+    return f"{name:<12} {tried:>9} {raised:>7} {1e3 * slowest[0]:>10.2f} {total:>8.1f}s"
+
+
+def main() -> None:
+    examples = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    print(f"{'target':<12} {'inputs':>9} {'raised':>7} {'worst ms':>10} {'wall':>9}")
+    print(campaign("parse", parse, examples, ()))
+    print(campaign("parse strict", lambda t: parse(t, strict=True), examples, ()))
+    print(campaign("guard.cut", cut, examples, ()))
+    print(campaign("calculator", calculate, examples, (CalculatorError,)))
+
+
+if __name__ == "__main__":
+    main()
