@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        sys.stderr.close()
+        return 0
     except ReactTextError as exc:
         print(f"react-text: {exc}", file=sys.stderr)
         return 2

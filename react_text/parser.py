@@ -57,7 +57,7 @@ _NUMBER = r"(?:[ \t]*\d{1,4})?"
 # alternation: the regex module scans each far faster alone.)
 _LINE_LABEL = regex.compile(
     rf"(?im:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_LABEL_WORDS}){_NUMBER}"
-    r"[ \t*_]{0,6}[:：][ \t*_]{0,4})"
+    r"[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*)"
 )
 # Later on a line, only in the canonical capitals or title case: "THOUGHT: ... ACTION: x[y]".
 _INLINE_LABEL = regex.compile(r"(?<=[ \t])(?P<word>ACTION|FINAL|FINAL ANSWER|Action|Final Answer)[ \t]*:[ \t]*")
@@ -67,6 +67,7 @@ _FENCE = regex.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
 _BRACKET_RUNS = {"[": regex.compile(r"\[+|\]+"), "(": regex.compile(r"\(+|\)+")}
+_LABEL_LIKE = regex.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
 _SPACES = regex.compile(r"[ \t_]+")
 _FENCE_OPEN = regex.compile(r"[ \t]*\n?(?P<fence>`{3,})")
 _CLOSE_AFTER_FENCE = {c: regex.compile(rf"[ \t]*\n?[ \t]*{regex.escape(c)}") for c in "])"}
@@ -145,15 +146,31 @@ def _parse_tolerant(text: str) -> Parsed:
             thought = "\n".join(t for t in thoughts if t) or text[: _label_start(text, section)].strip()
             if section.kind == "action":
                 return _read_action(text, section, following, thought)
-            answer = _unwrap(body)
+            answer, chatter = _answer(body)
             if not answer:
                 return _error("empty_answer", thought)
-            return Final(answer, thought, text[section.end :].strip())
+            return Final(answer, thought, "\n\n".join(p for p in (chatter, text[section.end :].strip()) if p))
         section = following
     blob = _json_directive(text, 0, len(text))
     if blob is not None:
         return blob
     return _error("no_directive", "\n".join(thoughts) or text.strip())
+
+
+def _answer(body: str) -> tuple[str, str]:
+    """The answer of a FINAL section, and the chatter after it.
+
+    A one-line answer followed by a blank line or by a label-like line ("RESULT: ...") is
+    complete: small models keep talking after it ("FINAL: 2192\n\nThe answer is 2192."). An answer
+    that goes on over several plain lines, or whose first line introduces what follows
+    ("Here are the steps:"), is kept whole.
+    """
+    answer = _unwrap(body)
+    first, newline, rest = answer.partition("\n")
+    first = first.strip()
+    if newline and first and not first.endswith(":") and (rest.startswith("\n") or _LABEL_LIKE.match(rest)):
+        return first, rest.strip()
+    return answer, ""
 
 
 def _label_start(text: str, section: _Section) -> int:
@@ -172,7 +189,9 @@ def _read_action(text: str, section: _Section, following: _Section | None, thoug
     line_end = text.find("\n", start, section.end)
     m = _TOOL.match(text, start, section.end) or _TOOL.search(text, start, section.end if line_end == -1 else line_end)
     if m is not None:
-        closed = _close(text, m.end() - 1, section.end)
+        # The input may hold what looks like a label ("x\nFINAL: y" in a fence): look for its end
+        # in the whole reply first, and only then within the section.
+        closed = _close(text, m.end() - 1, len(text), fallback_limit=section.end)
         if closed is None:
             return _error("missing_input", thought)
         inner, end = closed
@@ -195,11 +214,12 @@ def _directive(tool: str, raw_input: str, thought: str, discarded: str) -> Actio
     return Action(tool, value, thought, discarded)
 
 
-def _close(text: str, open_at: int, limit: int) -> tuple[str, int] | None:
+def _close(text: str, open_at: int, limit: int, fallback_limit: int | None = None) -> tuple[str, int] | None:
     """The input between the bracket at `open_at` and its balanced partner, and the index after it.
 
     A fenced input (tool[```...```]) may hold unbalanced brackets. An input whose closing bracket
-    never comes runs to the last closing bracket of the section, or to the section's end.
+    never comes before `limit` runs to the last closing bracket before `fallback_limit` (the end of
+    its section), or to that point.
     """
     opener = text[open_at]
     closer = "]" if opener == "[" else ")"
@@ -223,6 +243,7 @@ def _close(text: str, open_at: int, limit: int) -> tuple[str, int] | None:
             return text[pos:close_at], close_at + 1
         else:
             depth -= size
+    limit = limit if fallback_limit is None else fallback_limit
     last = text.rfind(closer, pos, limit)
     inner = text[pos:last] if last != -1 else text[pos:limit]
     if not inner.strip():
@@ -342,6 +363,26 @@ def _parse_strict(text: str) -> Parsed:
                 return _error("missing_input" if closed is None else "bad_action", thought)
             return Action(tool.group("tool"), closed[0], thought, text[end:].strip())
     return _error("no_directive", thought)
+
+
+# --- rendering an action ---------------------------------------------------------------------------
+
+
+def render_action(tool: str, value: str) -> str:
+    """`ACTION: tool[value]`, written so that `parse` reads back exactly `tool` and `value`.
+
+    A value that the tolerant reading would change (quotes, surrounding space, several lines,
+    unbalanced brackets, fences) goes in a code fence longer than any run of backticks in it.
+    Values holding an observation label or a <think> tag are beyond any text protocol: the guard
+    cuts the first, the parser drops the second.
+    """
+    plain = f"ACTION: {tool}[{value}]"
+    closed = _close(plain, len(f"ACTION: {tool}"), len(plain))
+    if "\n" not in value and "```" not in value and _unwrap(value) == value and closed == (value, len(plain)):
+        return plain
+    longest = max((len(m) for m in regex.findall(r"`+", value)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"ACTION: {tool}[{fence}\n{value}\n{fence}]"
 
 
 # --- the naive baseline, for comparison -----------------------------------------------------------

@@ -132,3 +132,31 @@ def test_adversarial_100kb_replies_finish(text: str) -> None:
     started = time.process_time()
     parse(text)
     assert time.process_time() - started < 2.0
+
+
+tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True).filter(
+    lambda name: name.casefold() not in {"finish", "final", "final_answer", "answer"}
+)
+
+
+@given(tool=tool_names, value=st.text(max_size=200))
+@settings(max_examples=1000)
+def test_round_trip(tool: str, value: str) -> None:
+    from hypothesis import assume
+
+    from react_text.guard import cut
+    from react_text.parser import render_action
+
+    text = render_action(tool, value)
+    assume(cut(text).dropped == "" and "<think>" not in value and "</think>" not in value)
+    assert parse(text) == Action(tool, value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"quoted"', "  padded  ", "two\nlines", "unbalanced ] bracket", "[open", "```fence```", "x\nFINAL: y", ""],
+)
+def test_round_trip_examples(value: str) -> None:
+    from react_text.parser import render_action
+
+    assert parse(render_action("tool", value)) == Action("tool", value)
