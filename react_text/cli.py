@@ -33,6 +33,10 @@ EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
   react-text eval tasks.jsonl --base-url http://127.0.0.1:8080/v1 --model local --concurrency 8
 """
+EXAMPLES_FETCH = """examples:
+  react-text fetch qwen2.5-0.5b
+  react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"
+"""
 EXAMPLES_PARSE = """examples:
   echo 'THOUGHT: x\\nACTION: add[2, 3]' | react-text parse
   react-text parse --parser naive < reply.txt
@@ -111,6 +115,16 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
     evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
     evaluate.set_defaults(handler=_eval)
+
+    fetch = commands.add_parser(
+        "fetch",
+        help="download a stronger local model (needs a network)",
+        description="Download a GGUF model to ~/.cache/react-text/models; then use it with --model NAME.",
+        epilog='examples:\n  react-text fetch qwen2.5-0.5b\n  react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"\n',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fetch.add_argument("name", choices=sorted(_known_models()), metavar="NAME", help="one of: %(choices)s")
+    fetch.set_defaults(handler=_fetch)
 
     parse = commands.add_parser(
         "parse",
@@ -282,6 +296,24 @@ def _replay(args: argparse.Namespace) -> int:
     return code
 
 
+def _known_models() -> list[str]:
+    from .download import MODELS
+
+    return list(MODELS)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from .download import fetch_model
+
+    def progress(done: int, total: int | None) -> None:
+        share = f" of {total / 1e6:.0f} MB" if total else ""
+        sys.stderr.write(f"\r{done / 1e6:.0f} MB{share}")
+
+    path = fetch_model(args.name, progress if sys.stderr.isatty() else None)
+    print(f"\n{path}")
+    return 0
+
+
 def _model(args: argparse.Namespace) -> Any:
     if args.script:
         from . import trace
@@ -292,6 +324,13 @@ def _model(args: argparse.Namespace) -> Any:
         with open(args.script, encoding="utf-8") as handle:
             replies = [r.strip("\n") for r in handle.read().split("\n---\n")]
         return ScriptedModel(replies, api=args.api or "chat")
+    from .download import MODELS, resolve
+
+    if args.model in MODELS and not args.base_url:
+        local = resolve(args.model)
+        if local is None:
+            raise ModelError(f"{args.model} is not downloaded yet: react-text fetch {args.model}")
+        args.model = str(local)
     if args.model is None or args.model.endswith(".gguf"):
         if args.base_url:
             raise ModelError("--base-url needs --model NAME (the model's name on that server)")

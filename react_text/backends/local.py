@@ -93,7 +93,7 @@ class LocalModel:
             seed=self.seed,
             verbose=False,
         )
-        self._template = _chat_template(self._llm)
+        self._template = _chat_template(self._llm) if self.api == "chat" else None
 
     @property
     def name(self) -> str:
@@ -110,7 +110,7 @@ class LocalModel:
         """The exact text the model is given for `request`."""
         if isinstance(request.prompt, str):
             return request.prompt
-        if self.api == "completion":
+        if self._template is None:
             raise TypeError("a completion LocalModel takes a transcript string")
         prompt: str = self._template(request.prompt)
         return prompt
