@@ -120,7 +120,7 @@ def _arguments() -> argparse.ArgumentParser:
         "fetch",
         help="download a stronger local model (needs a network)",
         description="Download a GGUF model to ~/.cache/react-text/models; then use it with --model NAME.",
-        epilog='examples:\n  react-text fetch qwen2.5-0.5b\n  react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"\n',
+        epilog=EXAMPLES_FETCH,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     fetch.add_argument("name", choices=sorted(_known_models()), metavar="NAME", help="one of: %(choices)s")
