@@ -2,13 +2,17 @@
 
 llama.cpp (in-process or its servers) samples only tokens the grammar allows, so even a 135M model
 writes `THOUGHT: ...` and then `ACTION: <a registered tool>[...]` or `FINAL: ...`, and nothing
-after it. Inputs may hold balanced brackets and span no lines.
+after it. Inputs may hold balanced brackets and span no lines; a thought and an answer are one
+line of at most 300 characters.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+
+MAX_THOUGHT = 300  # characters: a small model otherwise fills its whole allowance with one thought
+MAX_ANSWER = 300
 
 
 def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False) -> str:
@@ -17,8 +21,8 @@ def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False) -> s
     choices = ["final"]
     rules = [
         f'root ::= {start} "\\n" directive',
-        "thought ::= [^\\n]+",
-        'final ::= "FINAL: " [^\\n]+',
+        f"thought ::= [^\\n]{{1,{MAX_THOUGHT}}}",
+        f'final ::= "FINAL: " [^\\n]{{1,{MAX_ANSWER}}}',
     ]
     if tool_names:
         names = " | ".join(json.dumps(name) for name in tool_names)

@@ -1,0 +1,48 @@
+"""The course in notebooks/: each .ipynb agrees with its reviewable .py twin, and runs top to bottom."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+jupytext = pytest.importorskip("jupytext", reason='needs pip install "react-text[notebooks]"')
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.py"))
+
+
+def cells(notebook: object) -> list[tuple[str, str]]:
+    return [(c["cell_type"], c["source"].strip()) for c in notebook["cells"]]  # type: ignore[index]
+
+
+def test_there_are_five_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05"]
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_ipynb_agrees_with_its_py_twin(source: Path) -> None:
+    twin = source.with_suffix(".ipynb")
+    assert twin.exists(), f"run: jupytext --to ipynb {source}"
+    stored = jupytext.read(twin)
+    assert cells(stored) == cells(jupytext.read(source)), f"out of step: jupytext --sync {source}"
+    assert all(not c.get("outputs") for c in stored["cells"]), "commit notebooks with outputs stripped"
+
+
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_opens_with_what_you_learn_and_ends_with_exercises(source: Path) -> None:
+    markdown = [c for c in jupytext.read(source)["cells"] if c["cell_type"] == "markdown"]
+    assert "What you will learn" in markdown[0]["source"]
+    assert "## Exercises" in "\n".join(c["source"] for c in markdown[-2:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_runs_top_to_bottom(source: Path) -> None:
+    notebook = jupytext.read(source.with_suffix(".ipynb"))
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(source.parent)}}
+    )
+    client.execute()  # raises CellExecutionError, naming the cell, on any error
+    outputs = [o for c in notebook["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
