@@ -114,6 +114,9 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument("--root", metavar="DIR", help="folder for the file tools (default: docs/ beside TASKS)")
     evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
     evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
+    evaluate.add_argument(
+        "--parser", choices=sorted(parsing.PARSERS), default="tolerant", help="how replies are read (default tolerant)"
+    )
     evaluate.set_defaults(handler=_eval)
 
     fetch = commands.add_parser(
@@ -438,6 +441,7 @@ def _eval(args: argparse.Namespace) -> int:
         "max_tokens": args.max_tokens,
         "reply_tokens": args.reply_tokens,
         "grammar": False if args.no_grammar else None,
+        "parser": parsing.PARSERS[args.parser],
     }
     outcomes = []
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 - closed below

@@ -69,6 +69,7 @@ class Agent:
     tool_timeout: float | None = 60.0  # seconds, for tools that set no time limit of their own; None: wait
     grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
     count_tokens: budget.Counter | None = None  # None: tiktoken, by the model's name
+    parser: Callable[[str], Parsed] = parse  # how replies are read (parser.PARSERS has the others)
     _tools: tuple[Tool, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -228,7 +229,7 @@ def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
             log.warning("model call %d failed: %s", number, exc)
             return str(exc)
         cut = guard.cut(reply.text)
-        parsed = parse(cut.kept if convo.chat else THOUGHT_CUE + cut.kept)
+        parsed = agent.parser(cut.kept if convo.chat else THOUGHT_CUE + cut.kept)
         usage = reply.usage or Usage(prompt_estimate, convo.tally.count(reply.text))
         state.used = state.used + usage
         convo.record_reply(cut.kept)

@@ -279,3 +279,13 @@ def test_grammar_is_sent_to_a_model_that_takes_one(tools: list[object]) -> None:
     Agent(model, tools=tools).run("task")
     grammar = model.calls[0].grammar or ""
     assert 'tool ::= "lookup" | "add"' in grammar
+
+
+def test_the_parser_is_a_choice(tools: list[object]) -> None:
+    from react_text.parser import parse_naive
+
+    replies = ["Action: lookup\nAction Input: train ticket", "**Final Answer:** 89"]
+    naive = Agent(ScriptedModel(replies), tools=tools, parser=parse_naive, max_steps=2, force_final=False).run("t")
+    tolerant = Agent(ScriptedModel(replies), tools=tools).run("t")
+    assert (naive.stop_reason, naive.tool_calls) == ("max_steps", 0)
+    assert (tolerant.answer, tolerant.tool_calls) == ("89", 1)
