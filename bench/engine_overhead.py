@@ -9,16 +9,20 @@ microseconds per step over N=20 episodes; peak Python memory of one episode (tra
 A bare 40-line loop (no budget, no guard, one regex) is measured beside it, in the same run.
 "timed tools" is the default Agent: each tool call is handed to a worker thread so a hung tool
 can be abandoned at `tool_timeout`; the plain row runs the tool inline (`tool_timeout=None`).
-LangChain, LlamaIndex and smolagents are measured when installed (they are not dependencies).
+smolagents is measured in its own venv when REACT_TEXT_PEER_PYTHON names that venv's python (it is
+not a dependency): `python -m venv /tmp/peer && /tmp/peer/bin/pip install smolagents`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
+import subprocess
 import time
 import tracemalloc
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from react_text import Agent, Reply, Request
 
@@ -100,11 +104,15 @@ def main() -> None:
             ours, ours_peak = measure(episode, steps)
             print(f"{name:<24} {steps:>5} {ours:>9.1f} {ours_peak:>9.0f} {ours / bare:>13.0f}x")
         print(f"{'bare loop':<24} {steps:>5} {bare:>9.1f} {bare_peak:>9.0f} {1:>13.0f}x")
-    for peer in ("langchain", "llama_index", "smolagents"):
-        try:
-            __import__(peer)
-        except ImportError:
-            print(f"{peer:<24} skipped: not installed (pip install it in a separate venv to compare)")
+    peer_python = os.environ.get("REACT_TEXT_PEER_PYTHON")
+    if not peer_python:
+        print(f"{'smolagents':<24} skipped: set REACT_TEXT_PEER_PYTHON to a venv's python that has smolagents")
+        return
+    script = Path(__file__).parent / "peers" / "smolagents_overhead.py"
+    out = subprocess.run([peer_python, str(script)], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        steps, micros = line.split()
+        print(f"{'smolagents (ToolCalling)':<24} {steps:>5} {float(micros):>9.1f} {'':>9}")
 
 
 if __name__ == "__main__":
