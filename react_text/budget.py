@@ -15,6 +15,7 @@ import base64
 import functools
 import gzip
 import hashlib
+import math
 from collections.abc import Callable
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -96,14 +97,37 @@ def encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.Encoding(name=name, pat_str=_PATTERNS[name], mergeable_ranks=ranks, special_tokens=_SPECIAL[name])
 
 
+# cl100k_base counts 13 to 20% fewer tokens than the tokenizers of small open models (measured on
+# the parser corpus: SmolLM2 -19.8%, Gemma 3 -12.6%), so for a model tiktoken does not know the
+# count is scaled up by this margin: a budget may then end a run a little early, never late.
+UNKNOWN_MODEL_MARGIN = 1.25
+
+
+def known(model: str) -> bool:
+    """Whether tiktoken knows `model`'s encoding (its counts are then exact)."""
+    import tiktoken.model
+
+    try:
+        tiktoken.model.encoding_name_for_model(model)
+    except KeyError:
+        return False
+    return True
+
+
 def counter(model: str) -> Counter:
-    """A function that counts the tokens of a text the way `model`'s tokenizer would (estimated)."""
+    """Count tokens the way `model`'s tokenizer would: exactly for OpenAI models, with a margin otherwise."""
     enc = encoding(encoding_name(model))
+    if known(model):
 
-    def count(text: str) -> int:
-        return len(enc.encode(text, disallowed_special=()))
+        def count(text: str) -> int:
+            return len(enc.encode(text, disallowed_special=()))
 
-    return count
+        return count
+
+    def estimate(text: str) -> int:
+        return math.ceil(len(enc.encode(text, disallowed_special=())) * UNKNOWN_MODEL_MARGIN)
+
+    return estimate
 
 
 class Tally:

@@ -46,3 +46,8 @@ def test_tally_is_incremental_and_matches_a_full_count() -> None:
         tally.add_message(message)
     full = sum(count(m.content) + budget.MESSAGE_OVERHEAD for m in messages) + budget.REPLY_PRIMING
     assert tally.prompt_tokens == full
+
+
+def test_unknown_models_are_counted_with_a_margin() -> None:
+    exact = budget.counter("gpt-4")("hello world, this is a test of the margin")
+    assert budget.counter("some-local-model")("hello world, this is a test of the margin") == -(-exact * 5 // 4)

@@ -166,15 +166,17 @@ def test_forced_call_without_a_final_answer(tools: list[object]) -> None:
 
 
 def test_token_budget_is_checked_before_sending(tools: list[object]) -> None:
-    count = counter("scripted")
-    model = ScriptedModel(["ACTION: lookup[train ticket]"] * 20)
+    model = ScriptedModel([f"ACTION: lookup[item {i}]" for i in range(20)])
+    count = model.count_tokens
     agent = Agent(model, tools=tools, max_tokens=1500, reply_tokens=100, max_steps=20)
     result = agent.run("What does a train ticket cost?")
     assert result.stop_reason == "max_tokens"
     assert result.usage.total_tokens <= 1500
-    for call in model.calls:
+    spent = 0
+    for call, step in zip(model.calls, result.steps, strict=True):
         prompt = sum(count(m.content) + 3 for m in call.prompt) + 3  # type: ignore[union-attr]
-        assert prompt + call.max_tokens <= 1500 + 0  # what could be billed stays inside the budget
+        assert spent + prompt + call.max_tokens <= 1500  # what could be billed stays inside the budget
+        spent += step.usage.total_tokens
     assert len(model.calls) < 20
 
 

@@ -132,7 +132,7 @@ def test_budgets_are_invariants(
     model = ScriptedModel(script + ["FINAL: forced"] * 2, api=api)  # type: ignore[arg-type]
     agent = Agent(model, tools=[lookup, add], max_steps=max_steps, max_tokens=max_tokens, reply_tokens=reply_tokens)
     result = agent.run("What do a train ticket and one hotel night cost together?")
-    count = counter("scripted")
+    count = model.count_tokens
     spent = 0
     for call, step in zip(model.calls, result.steps, strict=False):
         if isinstance(call.prompt, str):

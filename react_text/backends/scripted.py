@@ -42,6 +42,12 @@ class ScriptedModel:
         reply = item if isinstance(item, Reply) else Reply(item)
         return _within(reply, request.max_tokens)
 
+    def count_tokens(self, text: str) -> int:
+        """The scripted model's tokenizer: cl100k_base, exactly (it also cuts replies with it)."""
+        from ..budget import encoding
+
+        return len(encoding("cl100k_base").encode(text, disallowed_special=()))
+
     @property
     def unused(self) -> int:
         """How many scripted replies were never asked for."""
@@ -57,7 +63,7 @@ def _within(reply: Reply, allowance: int) -> Reply:
     """Like a real server, never return more than the reply allowance (counted with cl100k_base)."""
     from ..budget import encoding
 
-    enc = encoding("cl100k_base")
+    enc = encoding("cl100k_base")  # the same tokenizer as ScriptedModel.count_tokens
     tokens = enc.encode(reply.text, disallowed_special=())
     if len(tokens) <= allowance:
         return reply
