@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,9 @@ def calculate(expression: str) -> str:
     if len(text) > MAX_LENGTH:
         raise CalculatorError(f"expression longer than {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(_drop_thousands_separators(text), mode="eval")
+        with warnings.catch_warnings():  # "1abc" warns before it fails; the failure is what we report
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(_drop_thousands_separators(text), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: a NUL byte
         raise CalculatorError(f"not arithmetic: {expression!r}") from exc
     try:

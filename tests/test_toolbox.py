@@ -86,3 +86,8 @@ def test_file_tools_stay_inside_their_root(root: Path, path: str) -> None:
 
 def test_search_skips_symlinks_out(root: Path) -> None:
     assert "hunter2" not in Files(root).search("password")
+
+
+def test_calculator_refuses_without_warnings() -> None:
+    with pytest.raises(CalculatorError):
+        calculate("1abc + 2")  # a SyntaxWarning before the SyntaxError; warnings are errors here
