@@ -65,21 +65,17 @@ def _arguments() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="react-text", description="ReAct agents over a plain-text protocol.")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
 
-    run = commands.add_parser(
+    run = _command(
+        commands,
         "run",
-        help="run an agent on a task",
-        description="Run an agent on TASK and print each step as it happens.",
-        epilog=EXAMPLES_RUN,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run an agent on a task",
+        "Run an agent on TASK and print each step as it happens.",
+        EXAMPLES_RUN,
     )
     run.add_argument("task", metavar="TASK")
     _model_flags(run)
-    run.add_argument("--max-steps", type=_positive, default=8, help="model calls allowed (default 8)")
-    run.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed over the whole run")
-    run.add_argument("--reply-tokens", type=_positive, default=256, help="reply allowance per call (default 256)")
+    _run_flags(run, max_steps=8, reply_tokens=256)
     run.add_argument("--instructions-in", choices=["system", "user"], default="system")
-    run.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
-    run.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
     run.add_argument("--tools", metavar="MODULE", help="add the public functions of a Python module as tools")
     run.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
@@ -87,30 +83,26 @@ def _arguments() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help="run risky tools without asking")
     run.set_defaults(handler=_run)
 
-    replay = commands.add_parser(
+    replay = _command(
+        commands,
         "replay",
-        help="show a recorded run again",
-        description="Print the steps of a trace written by `react-text run --trace FILE`.",
-        epilog='examples:\n  react-text run --trace run.jsonl "What is 2 + 2?"\n  react-text replay run.jsonl\n',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "show a recorded run again",
+        "Print the steps of a trace written by `react-text run --trace FILE`.",
+        'examples:\n  react-text run --trace run.jsonl "What is 2 + 2?"\n  react-text replay run.jsonl\n',
     )
     replay.add_argument("trace", metavar="FILE")
     replay.set_defaults(handler=_replay)
 
-    evaluate = commands.add_parser(
+    evaluate = _command(
+        commands,
         "eval",
-        help="run a file of tasks and score the answers",
-        description="Run every task of TASKS (JSON Lines: id, task, answer, tools) and print a results table.",
-        epilog=EXAMPLES_EVAL,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run a file of tasks and score the answers",
+        "Run every task of TASKS (JSON Lines: id, task, answer, tools) and print a results table.",
+        EXAMPLES_EVAL,
     )
     evaluate.add_argument("tasks", metavar="TASKS", help="a .jsonl file of tasks")
     _model_flags(evaluate)
-    evaluate.add_argument("--max-steps", type=_positive, default=6, help="model calls allowed a task (default 6)")
-    evaluate.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed a task")
-    evaluate.add_argument("--reply-tokens", type=_positive, default=128, help="reply allowance per call")
-    evaluate.add_argument("--zero-shot", action="store_true", help="leave the worked example out")
-    evaluate.add_argument("--no-grammar", action="store_true", help="do not constrain decoding")
+    _run_flags(evaluate, max_steps=6, reply_tokens=128)
     evaluate.add_argument("--root", metavar="DIR", help="folder for the file tools (default: docs/ beside TASKS)")
     evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
     evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
@@ -119,22 +111,22 @@ def _arguments() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(handler=_eval)
 
-    fetch = commands.add_parser(
+    fetch = _command(
+        commands,
         "fetch",
-        help="download a stronger local model (needs a network)",
-        description="Download a GGUF model to ~/.cache/react-text/models; then use it with --model NAME.",
-        epilog=EXAMPLES_FETCH,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "download a stronger local model (needs a network)",
+        "Download a GGUF model to ~/.cache/react-text/models; then use it with --model NAME.",
+        EXAMPLES_FETCH,
     )
     fetch.add_argument("name", choices=sorted(_known_models()), metavar="NAME", help="one of: %(choices)s")
     fetch.set_defaults(handler=_fetch)
 
-    parse = commands.add_parser(
+    parse = _command(
+        commands,
         "parse",
-        help="parse one model reply from stdin",
-        description="Read one model reply on stdin (or FILE) and print how it parses, as JSON.",
-        epilog=EXAMPLES_PARSE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "parse one model reply from stdin",
+        "Read one model reply on stdin (or FILE) and print how it parses, as JSON.",
+        EXAMPLES_PARSE,
     )
     parse.add_argument(
         "file",
@@ -155,6 +147,17 @@ def _arguments() -> argparse.ArgumentParser:
     return top
 
 
+def _command(commands: Any, name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=examples,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 def _model_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--model",
@@ -171,6 +174,22 @@ def _model_flags(command: argparse.ArgumentParser) -> None:
         help="play the replies of a trace (.jsonl) or of a text file (replies between lines of ---) "
         "instead of calling a model",
     )
+
+
+def _run_flags(command: argparse.ArgumentParser, *, max_steps: int, reply_tokens: int) -> None:
+    """Budgets and prompt choices, shared by run and eval."""
+    command.add_argument(
+        "--max-steps", type=_positive, default=max_steps, help=f"model calls allowed a run (default {max_steps})"
+    )
+    command.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed over a whole run")
+    command.add_argument(
+        "--reply-tokens",
+        type=_positive,
+        default=reply_tokens,
+        help=f"reply allowance per call (default {reply_tokens})",
+    )
+    command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
+    command.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
 
 
 def _positive(text: str) -> int:
