@@ -275,8 +275,9 @@ def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
                 yield step
                 return finish("declined", error="the approver stopped the run")
             observation = decision
-        if number == agent.max_steps - 1:
-            observation = prompting.render("corrections/budget_low", observation=observation, left="1 step")
+        left = _nearly_spent(agent, number, state.used.total_tokens + convo.tally.prompt_tokens)
+        if left:
+            observation = prompting.render("corrections/budget_low", observation=observation, left=left)
         step = _finished(step, started, observation)
         state.steps.append(step)
         yield step
@@ -337,6 +338,17 @@ def _act(agent: Agent, state: _State, action: Action, number: int) -> str | None
 
 def _finished(step: Step, started: float, observation: str | None) -> Step:
     return replace(step, observation=observation, seconds=step.seconds + time.perf_counter() - started)
+
+
+def _nearly_spent(agent: Agent, number: int, committed: int) -> str:
+    """What is left, in words, when only one more step or call fits; "" otherwise."""
+    if number == agent.max_steps - 1:
+        return "1 step"
+    if agent.max_tokens is not None:
+        left = agent.max_tokens - committed
+        if MIN_REPLY_TOKENS <= left < 2 * agent.reply_tokens + 200:  # about one more call
+            return f"about {left} tokens"
+    return ""
 
 
 def _limit_words(agent: Agent, stop: StopReason) -> str:

@@ -291,3 +291,12 @@ def test_the_parser_is_a_choice(tools: list[object]) -> None:
     tolerant = Agent(ScriptedModel(replies), tools=tools).run("t")
     assert (naive.stop_reason, naive.tool_calls) == ("max_steps", 0)
     assert (tolerant.answer, tolerant.tool_calls) == ("89", 1)
+
+
+def test_observation_warns_when_the_token_budget_is_nearly_spent(tools: list[object]) -> None:
+    model = ScriptedModel([f"ACTION: lookup[item {i}]" for i in range(20)])
+    result = Agent(model, tools=tools, max_tokens=1500, reply_tokens=100, max_steps=20).run("t")
+    warned = [s.observation for s in result.steps if s.observation and "(Budget: about" in s.observation]
+    assert warned, [s.observation for s in result.steps]
+    assert result.steps[0].observation is not None
+    assert "(Budget:" not in result.steps[0].observation
