@@ -1,12 +1,13 @@
 """react-text: ReAct agents over a plain-text protocol, on any chat or completion model."""
 
+from .backends.local import LocalModel
 from .backends.openai_api import OpenAIChat, OpenAICompletion
 from .backends.scripted import ScriptedModel
 from .errors import ModelError, ReactTextError, TokenizerError
 from .grammar import protocol_grammar
 from .guard import STOP_SEQUENCES, cut
 from .loop import Agent, Run
-from .parser import parse
+from .parser import parse, render_action
 from .tools import Tool, tool
 from .types import (
     Action,
@@ -26,6 +27,7 @@ __all__ = [
     "Action",
     "Agent",
     "Final",
+    "LocalModel",
     "Message",
     "Model",
     "ModelError",
@@ -45,5 +47,6 @@ __all__ = [
     "cut",
     "parse",
     "protocol_grammar",
+    "render_action",
     "tool",
 ]
