@@ -16,6 +16,7 @@ sent.
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -82,7 +83,10 @@ class Agent:
                 "build the backend with grammar=True"
             )
         if self.count_tokens is None:
-            self.count_tokens = getattr(self.model, "count_tokens", None) or budget.counter(self.model.name)
+            count = getattr(self.model, "count_tokens", None) or budget.counter(self.model.name)
+            # Memoised: the instruction block is counted once per agent, not once per run, and a
+            # reply is counted once for its usage and once as a message at the cost of a lookup.
+            self.count_tokens = functools.lru_cache(maxsize=256)(count)
 
     @property
     def tool_list(self) -> tuple[Tool, ...]:
