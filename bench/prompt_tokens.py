@@ -3,7 +3,8 @@
     python bench/prompt_tokens.py
 
 1. The two-lookups-and-add task, replayed with the same replies through react-text (instructions,
-   tool list, worked example; chat) and through a bare loop (a one-line system prompt). Each call
+   tool list, worked example; chat), through a bare loop (a one-line system prompt), and through
+   smolagents when REACT_TEXT_PEER_PYTHON names a venv's python that has it. Each call
    resends the history, so the total grows with the square of the steps: the table shows it.
 2. A 10-step episode whose tool returns about 3,000 tokens each time, with observations cut to
    1,000 tokens (the default) and not cut.
@@ -12,6 +13,9 @@ Counts are tiktoken (o200k_base) counts of what is sent, as the engine counts be
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -76,12 +80,28 @@ def long_episode(observation_tokens: int) -> int:
     return agent.run("Read ten pages.").usage.prompt_tokens
 
 
+def smolagents() -> list[int] | None:
+    """The same episode through smolagents' ToolCallingAgent, in its own venv (message text only:
+    the JSON tool schemas it also sends are not counted, so this understates it)."""
+    python = os.environ.get("REACT_TEXT_PEER_PYTHON")
+    if not python:
+        return None
+    script = Path(__file__).parent / "peers" / "smolagents_prompts.py"
+    out = subprocess.run([python, str(script)], capture_output=True, text=True, check=True).stdout
+    return [
+        sum(count(text) + MESSAGE_OVERHEAD for text in json.loads(line)) + REPLY_PRIMING for line in out.splitlines()
+    ]
+
+
 def main() -> None:
     rows = {
         "bare loop": bare_loop(),
         "react-text few-shot": ours(),
         "react-text zero-shot": ours(example=None),
     }
+    peer = smolagents()
+    if peer is not None:
+        rows["smolagents ToolCalling"] = peer
     print(f"{'prompt tokens per call':<24}" + "".join(f"{'call ' + str(i + 1):>9}" for i in range(4)) + f"{'total':>9}")
     for name, per_call in rows.items():
         print(f"{name:<24}" + "".join(f"{n:>9}" for n in per_call) + f"{sum(per_call):>9}")
