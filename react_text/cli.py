@@ -190,6 +190,9 @@ def _run_flags(command: argparse.ArgumentParser, *, max_steps: int, reply_tokens
     )
     command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
     command.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
+    command.add_argument(
+        "--act-first", action="store_true", help="under the grammar, make the first reply an ACTION (small models)"
+    )
 
 
 def _positive(text: str) -> int:
@@ -251,6 +254,7 @@ def _run(args: argparse.Namespace) -> int:
         instructions_in=args.instructions_in,
         example=example,
         grammar=False if args.no_grammar else None,
+        act_first=args.act_first,
         approve=_approver(args.yes),
     )
     paint = Paint.for_stream(sys.stdout)
@@ -460,6 +464,7 @@ def _eval(args: argparse.Namespace) -> int:
         "max_tokens": args.max_tokens,
         "reply_tokens": args.reply_tokens,
         "grammar": False if args.no_grammar else None,
+        "act_first": args.act_first,
         "parser": parsing.PARSERS[args.parser],
     }
     outcomes = []

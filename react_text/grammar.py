@@ -15,10 +15,11 @@ MAX_THOUGHT = 300  # characters: a small model otherwise fills its whole allowan
 MAX_ANSWER = 300
 
 
-def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False) -> str:
-    """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`."""
+def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True) -> str:
+    """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
+    `final=False` admits only an action (a run that must use a tool before it answers)."""
     start = '" " thought' if after_cue else '"THOUGHT: " thought'
-    choices = ["final"]
+    choices = ["final"] if final or not tool_names else []
     rules = [
         f'root ::= {start} "\\n" directive',
         f"thought ::= [^\\n]{{1,{MAX_THOUGHT}}}",

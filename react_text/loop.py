@@ -69,6 +69,7 @@ class Agent:
     approve: Approver | None = None  # asked before a risky tool runs; None declines
     tool_timeout: float | None = 60.0  # seconds, for tools that set no time limit of their own; None: wait
     grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
+    act_first: bool = False  # under a grammar, the first reply must be an ACTION (small models answer unaided)
     count_tokens: budget.Counter | None = None  # None: tiktoken, by the model's name
     parser: Callable[[str], Parsed] = parse  # how replies are read (parser.PARSERS has the others)
     _tools: tuple[Tool, ...] = field(init=False, repr=False)
@@ -197,7 +198,9 @@ def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
     state = _State()
     model = agent.model
     use_grammar = model.accepts_grammar if agent.grammar is None else agent.grammar
-    grammar = protocol_grammar([t.name for t in agent.tool_list], after_cue=not convo.chat) if use_grammar else None
+    names = [t.name for t in agent.tool_list]
+    grammar = protocol_grammar(names, after_cue=not convo.chat) if use_grammar else None
+    first_grammar = protocol_grammar(names, after_cue=not convo.chat, final=False) if use_grammar else None
 
     def finish(
         reason: StopReason, answer: str | None = None, *, forced: bool = False, error: str | None = None
@@ -226,7 +229,8 @@ def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
         """One model call; returns the step and what was parsed, or the error text."""
         started = time.perf_counter()
         prompt_estimate = convo.tally.prompt_tokens
-        request = Request(convo.prompt(), guard.STOP_SEQUENCES, reply_tokens, grammar)
+        constraint = first_grammar if agent.act_first and state.tool_calls == 0 and not forced else grammar
+        request = Request(convo.prompt(), guard.STOP_SEQUENCES, reply_tokens, constraint)
         try:
             reply = model.generate(request)
         except ModelError as exc:

@@ -1,7 +1,8 @@
 """Built-in tools, safe by construction and usable offline.
 
     calculator[expression]   arithmetic, evaluated over the syntax tree (no eval), exponents bounded
-    search[words]            the files under a root folder that hold the words, with the lines
+    search[words]            the lines of the files under a root folder that hold the most of the
+                             words (split at spaces and underscores), with their paths
     read[path]               one file under that root folder
 
 The file tools never leave their root: `..`, absolute paths and symlinks that lead outside it are
@@ -73,6 +74,8 @@ def calculate(expression: str) -> str:
         raise CalculatorError(f"{type(exc).__name__}: {exc}") from exc
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         value = int(value)
+    if isinstance(value, float):
+        return format(value, ".12g")  # 3.5 * 4.2 is 14.7, not 14.700000000000001
     return str(value)
 
 
@@ -147,14 +150,13 @@ class Files:
         return target.read_bytes()[: self.max_file_bytes].decode("utf-8", errors="replace")
 
     def search(self, words: str) -> str:
-        """Find the files whose lines hold all the given words; lists path:line: text."""
-        wanted = [w.casefold() for w in words.split()]
+        """Find the lines that hold the most of the given words; lists path:line: text."""
+        wanted = {w.casefold() for w in regex.split(r"[\W_]+", words) if w}
         if not wanted:
             raise ValueError("give one or more words to search for")
+        best = 0
         hits: list[str] = []
         for path in sorted(self.root.rglob("*")):
-            if len(hits) >= self.max_hits:
-                break
             if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(self.root):
                 continue
             try:
@@ -162,12 +164,14 @@ class Files:
             except (OSError, UnicodeDecodeError):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
-                folded = line.casefold()
-                if all(w in folded for w in wanted):
+                found = set(regex.findall(r"[^\W_]+", line.casefold())) & wanted
+                if not found or len(found) < best:
+                    continue
+                if len(found) > best:  # a better match: the weaker ones go
+                    best, hits = len(found), []
+                if len(hits) < self.max_hits:
                     hits.append(f"{path.relative_to(self.root)}:{number}: {line.strip()[:200]}")
-                    if len(hits) >= self.max_hits:
-                        break
-        return "\n".join(hits) if hits else f"no line holds all of: {words}"
+        return "\n".join(hits) if hits else f"no line holds any of: {words}"
 
     def tools(self) -> list[Tool]:
         return [tool(self.search, name="search"), tool(self.read, name="read")]

@@ -300,3 +300,11 @@ def test_observation_warns_when_the_token_budget_is_nearly_spent(tools: list[obj
     assert warned, [s.observation for s in result.steps]
     assert result.steps[0].observation is not None
     assert "(Budget:" not in result.steps[0].observation
+
+
+def test_act_first_sends_a_grammar_without_final_until_a_tool_ran(tools: list[object]) -> None:
+    model = ScriptedModel(["ACTION: lookup[train ticket]", "FINAL: 89"], accepts_grammar=True)
+    Agent(model, tools=tools, act_first=True).run("t")
+    first, second = (call.grammar or "" for call in model.calls)
+    assert "directive ::= action\n" in first
+    assert "directive ::= action | final\n" in second

@@ -23,6 +23,8 @@ from react_text.tools import call
         ("1,234,567 + 1", "1234568"),
         ("17 × 3 =", "51"),
         ("round(2 / 3, 2)", "0.67"),
+        ("3.5 * 4.2", "14.7"),
+        ("1 / 3", "0.333333333333"),
         ("pi * 0", "0"),
     ],
 )
@@ -77,7 +79,11 @@ def test_search_and_read(root: Path) -> None:
     files = Files(root)
     assert files.search("hotel costs") == "sub/b.md:1: A hotel night costs 145 euros."
     assert files.read("a.txt").startswith("The train ticket")
-    assert files.search("zebra") == "no line holds all of: zebra"
+    assert files.search("zebra") == "no line holds any of: zebra"
+    assert files.search("train_ticket") == "a.txt:1: The train ticket costs 89 euros."  # as small models write it
+    assert files.search("costs euros") == (
+        "a.txt:1: The train ticket costs 89 euros.\nsub/b.md:1: A hotel night costs 145 euros."
+    )  # ties are all listed; weaker matches are not
 
 
 @pytest.mark.parametrize("path", ["../secret.txt", "/etc/passwd", "sub/../../secret.txt", "link.txt"])
