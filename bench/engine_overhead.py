@@ -9,8 +9,9 @@ microseconds per step over N=20 episodes; peak Python memory of one episode (tra
 A bare 40-line loop (no budget, no guard, one regex) is measured beside it, in the same run.
 "timed tools" is the default Agent: each tool call is handed to a worker thread so a hung tool
 can be abandoned at `tool_timeout`; the plain row runs the tool inline (`tool_timeout=None`).
-smolagents is measured in its own venv when REACT_TEXT_PEER_PYTHON names that venv's python (it is
-not a dependency): `python -m venv /tmp/peer && /tmp/peer/bin/pip install smolagents`.
+Peers are measured in venvs of their own (they are not dependencies) when an environment variable
+names that venv's python: REACT_TEXT_SMOLAGENTS_PYTHON (`pip install smolagents`) and
+REACT_TEXT_LANGCHAIN_PYTHON (`pip install "langchain<0.4"`: AgentExecutor with a ReAct text agent).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from pathlib import Path
 from react_text import Agent, Reply, Request
 
 RUNS = 20
+# Peers run in venvs of their own (they are not dependencies): name -> (variable naming its python, script)
+PEERS = {
+    "smolagents ToolCalling": ("REACT_TEXT_SMOLAGENTS_PYTHON", "smolagents_overhead.py"),
+    "LangChain AgentExecutor": ("REACT_TEXT_LANGCHAIN_PYTHON", "langchain_overhead.py"),
+}
 
 
 @dataclass
@@ -104,15 +110,17 @@ def main() -> None:
             ours, ours_peak = measure(episode, steps)
             print(f"{name:<24} {steps:>5} {ours:>9.1f} {ours_peak:>9.0f} {ours / bare:>13.0f}x")
         print(f"{'bare loop':<24} {steps:>5} {bare:>9.1f} {bare_peak:>9.0f} {1:>13.0f}x")
-    peer_python = os.environ.get("REACT_TEXT_PEER_PYTHON")
-    if not peer_python:
-        print(f"{'smolagents':<24} skipped: set REACT_TEXT_PEER_PYTHON to a venv's python that has smolagents")
-        return
-    script = Path(__file__).parent / "peers" / "smolagents_overhead.py"
-    out = subprocess.run([peer_python, str(script)], capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        steps, micros = line.split()
-        print(f"{'smolagents (ToolCalling)':<24} {steps:>5} {float(micros):>9.1f} {'':>9}")
+    for name, (variable, script) in PEERS.items():
+        python = os.environ.get(variable)
+        if not python:
+            print(f"{name:<24} skipped: set {variable} to the python of a venv that has it")
+            continue
+        out = subprocess.run(
+            [python, str(Path(__file__).parent / "peers" / script)], capture_output=True, text=True, check=True
+        )
+        for line in out.stdout.splitlines():
+            steps, micros = line.split()
+            print(f"{name:<24} {steps:>5} {float(micros):>9.1f} {'':>9}")
 
 
 if __name__ == "__main__":

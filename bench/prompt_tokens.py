@@ -4,7 +4,7 @@
 
 1. The two-lookups-and-add task, replayed with the same replies through react-text (instructions,
    tool list, worked example; chat), through a bare loop (a one-line system prompt), and through
-   smolagents when REACT_TEXT_PEER_PYTHON names a venv's python that has it. Each call
+   smolagents when REACT_TEXT_SMOLAGENTS_PYTHON names a venv's python that has it. Each call
    resends the history, so the total grows with the square of the steps: the table shows it.
 2. A 10-step episode whose tool returns about 3,000 tokens each time, with observations cut to
    1,000 tokens (the default) and not cut.
@@ -83,7 +83,7 @@ def long_episode(observation_tokens: int) -> int:
 def smolagents() -> list[int] | None:
     """The same episode through smolagents' ToolCallingAgent, in its own venv (message text only:
     the JSON tool schemas it also sends are not counted, so this understates it)."""
-    python = os.environ.get("REACT_TEXT_PEER_PYTHON")
+    python = os.environ.get("REACT_TEXT_SMOLAGENTS_PYTHON")
     if not python:
         return None
     script = Path(__file__).parent / "peers" / "smolagents_prompts.py"
