@@ -80,6 +80,18 @@ def test_completion_streams(base_url: str) -> None:
     assert reply.text
 
 
+def test_chat_streams_and_stops_at_a_made_up_observation(base_url: str) -> None:
+    prompt = "Copy these lines exactly, then continue the pattern:\nACTION: a[1]\nOBSERVATION: 1\nACTION: a[2]\nOBSERVATION: 2"
+    reply = OpenAIChat("smollm2", base_url=base_url, stream=True).generate(
+        Request((Message("user", prompt),), STOP, 60)
+    )
+    assert reply.text  # streamed pieces were read
+    # The server stops at `stop`, or the client stops reading in the chunk where a label begins:
+    # either way, at most one label, and nothing past the end of its line.
+    assert reply.text.count("OBSERVATION:") <= 1
+    assert "\n" not in reply.text.partition("OBSERVATION:")[2]
+
+
 def test_agent_over_the_completion_endpoint_with_a_grammar(base_url: str) -> None:
     model = OpenAICompletion("smollm2", base_url=base_url, grammar=True)
     result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
