@@ -165,7 +165,9 @@ def _model_flags(command: argparse.ArgumentParser) -> None:
         help="model name on an OpenAI-compatible server, or a .gguf file to run in-process "
         "(default: the embedded SmolLM2-135M-Instruct)",
     )
-    command.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="server URL (OPENAI_BASE_URL)")
+    command.add_argument(
+        "--base-url", help="server URL (default: $OPENAI_BASE_URL, used only when --model names a server model)"
+    )
     command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     command.add_argument("--stream", action="store_true", help="stream replies from a server")
     command.add_argument(
@@ -366,7 +368,7 @@ def _model(args: argparse.Namespace) -> Any:
     from .backends.openai_api import OpenAIChat, OpenAICompletion
 
     backend = OpenAICompletion if args.api == "completion" else OpenAIChat
-    return backend(args.model, base_url=args.base_url, stream=args.stream)
+    return backend(args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"), stream=args.stream)
 
 
 def _module_tools(name: str) -> list[Tool | Callable[..., object]]:

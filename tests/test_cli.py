@@ -230,3 +230,23 @@ def test_a_missing_extra_names_the_pip_command(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert 'pip install "react-text[local]"' in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_openai_base_url_in_the_environment_does_not_stop_the_default_model() -> None:
+    env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "run", "--max-steps", "2", "What is 2 + 2?"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert "── step 1" in done.stdout, done.stderr  # the embedded model ran
+    assert "127.0.0.1:9" not in done.stdout + done.stderr
+
+
+def test_openai_base_url_from_the_environment_is_used_for_a_server_model() -> None:
+    env = {**os.environ, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "run", "--model", "m", "x"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert "could not reach http://127.0.0.1:9/v1" in done.stdout
