@@ -63,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _arguments() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="react-text", description="ReAct agents over a plain-text protocol.")
+    top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
 
     run = _command(
@@ -72,7 +73,7 @@ def _arguments() -> argparse.ArgumentParser:
         "Run an agent on TASK and print each step as it happens.",
         EXAMPLES_RUN,
     )
-    run.add_argument("task", metavar="TASK")
+    run.add_argument("task", metavar="TASK", help="the task or question, in quotes")
     _model_flags(run)
     _run_flags(run, max_steps=8, reply_tokens=256)
     run.add_argument("--instructions-in", choices=["system", "user"], default="system")
@@ -145,6 +146,15 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parse.set_defaults(handler=_parse)
     return top
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("react-text")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "unknown"
 
 
 def _command(commands: Any, name: str, summary: str, description: str, examples: str) -> argparse.ArgumentParser:
