@@ -203,7 +203,10 @@ def _run_flags(command: argparse.ArgumentParser, *, max_steps: int, reply_tokens
     command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
     command.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
     command.add_argument(
-        "--act-first", action="store_true", help="under the grammar, make the first reply an ACTION (small models)"
+        "--act-first",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="under the grammar, the first reply must be an ACTION (default: on; small models answer unaided)",
     )
 
 

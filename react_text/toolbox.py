@@ -4,6 +4,7 @@
     search[words]            the lines of the files under a root folder that hold the most of the
                              words (split at spaces and underscores), with their paths
     read[path]               one file under that root folder
+    python_doc[name]         Python's documentation of a standard-library name (pydoc, offline)
 
 The file tools never leave their root: `..`, absolute paths and symlinks that lead outside it are
 refused. Nothing here shells out.
@@ -177,6 +178,40 @@ class Files:
         return [tool(self.search, name="search"), tool(self.read, name="read")]
 
 
+# Standard-library modules whose import does something (opens a browser, prints, starts a GUI).
+_NOT_IMPORTED = frozenset({"antigravity", "this", "turtle", "turtledemo", "tkinter", "idlelib", "lib2to3", "__main__"})
+
+
+def python_doc(name: str) -> str:
+    """Python's documentation of a standard-library module, function or class, e.g. json.dumps."""
+    import builtins
+    import importlib
+    import pydoc
+    import sys
+
+    parts = name.strip().strip("`'\"").removesuffix("()").split(".")
+    if not all(part.isidentifier() for part in parts):
+        raise ValueError(f"not a Python name: {name!r}")
+    top, rest = parts[0], parts[1:]
+    obj: object
+    if top in _NOT_IMPORTED:
+        raise LookupError(f"{top!r} is not documented here (importing it does something)")
+    if top in sys.stdlib_module_names:
+        obj = importlib.import_module(top)
+    elif hasattr(builtins, top):
+        obj = getattr(builtins, top)
+    else:
+        raise LookupError(f"{top!r} is neither a standard-library module nor a builtin")
+    for part in rest:
+        obj = getattr(obj, part)  # an AttributeError says what is missing
+    text = pydoc.render_doc(obj, renderer=pydoc.plaintext)  # type: ignore[attr-defined]
+    lines = [line for line in text.splitlines() if line.strip()]
+    return "\n".join(lines[:60])
+
+
+pydoc_tool = tool(python_doc, name="python_doc")
+
+
 def default_tools(root: str | Path | None = None) -> list[Tool]:
-    """The calculator, plus the file tools when a root folder is given."""
-    return [calculator, *(Files(root).tools() if root is not None else [])]
+    """The calculator and Python's documentation, plus the file tools when a root folder is given."""
+    return [calculator, pydoc_tool, *(Files(root).tools() if root is not None else [])]

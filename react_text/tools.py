@@ -102,7 +102,9 @@ def arguments(t: Tool, text: str) -> list[object]:
         raw = [decoded[p] for p in t.params if p in decoded]
     else:
         raw = [part.strip() for part in text.split(",", len(t.params) - 1)]
-    return [_convert(v, typ) for v, typ in zip(raw, t.types, strict=False)]
+    if len(raw) != len(t.params):
+        raise ValueError(f"{t.form} takes {len(t.params)} inputs, got {len(raw)}")
+    return [_convert(v, typ) for v, typ in zip(raw, t.types, strict=True)]
 
 
 def _convert(value: object, typ: type) -> object:

@@ -145,5 +145,6 @@ def test_budgets_are_invariants(
         spent += step.usage.total_tokens
     assert result.usage.total_tokens <= max_tokens
     assert len(runs) <= max_steps
-    assert result.tool_calls == len(runs)
+    # tool_calls counts invocations, including those refused for their arguments before the body ran
+    assert len(runs) <= result.tool_calls <= max_steps
     assert len(model.calls) <= max_steps + 1  # + the one forced-final call

@@ -99,3 +99,18 @@ def test_search_skips_symlinks_out(root: Path) -> None:
 def test_calculator_refuses_without_warnings() -> None:
     with pytest.raises(CalculatorError):
         calculate("1abc + 2")  # a SyntaxWarning before the SyntaxError; warnings are errors here
+
+
+def test_python_doc_reads_the_standard_library_offline() -> None:
+    from react_text.toolbox import python_doc
+
+    assert "Serialize ``obj`` to a JSON formatted ``str``" in python_doc("json.dumps")
+    assert "Return the number of items in a container." in python_doc("len")
+
+
+@pytest.mark.parametrize("name", ["antigravity", "this", "requests", "os.system(1)", "__import__('os')"])
+def test_python_doc_refuses_what_it_should_not_import(name: str) -> None:
+    from react_text.toolbox import python_doc
+
+    with pytest.raises((LookupError, ValueError)):
+        python_doc(name)

@@ -93,3 +93,9 @@ def test_truncate_huge_text_cheaply() -> None:
     out = truncate(text, 50, counter("x"))
     assert len(out) < 1000
     assert "tokens cut from the middle" in out
+
+
+def test_wrong_number_of_inputs_says_what_the_tool_takes() -> None:
+    assert call(tool(add), "2") == render(
+        "corrections/tool_error", tool="add", error_type="ValueError", error="add[a, b] takes 2 inputs, got 1"
+    )
