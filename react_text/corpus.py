@@ -91,9 +91,9 @@ def score(cases: Sequence[Case], parsers: Mapping[str, Parser]) -> list[Score]:
 def scoreboard(scores: Sequence[Score], *, show_wrong: int = 10) -> str:
     """Accuracy per parser and per category, then the cases each parser gets wrong."""
     names = [s.parser for s in scores]
-    lines = [f"{'':<22}" + "".join(f"{n:>10}" for n in names)]
-    lines.append(f"{'all cases':<22}" + "".join(f"{s.right:>5}/{s.total:<4}" for s in scores))
-    lines.append(f"{'accuracy':<22}" + "".join(f"{100 * s.accuracy:>9.1f}%" for s in scores))
+    lines = [f"{'':<32}" + "".join(f"{n:>10}" for n in names)]
+    lines.append(f"{'all cases':<32}" + "".join(f"{s.right:>5}/{s.total:<4}" for s in scores))
+    lines.append(f"{'accuracy':<32}" + "".join(f"{100 * s.accuracy:>9.1f}%" for s in scores))
     categories = sorted({c for s in scores for c in s.by_category})
     lines.append("")
     for category in categories:
@@ -101,7 +101,7 @@ def scoreboard(scores: Sequence[Score], *, show_wrong: int = 10) -> str:
         for s in scores:
             right, total = s.by_category.get(category, [0, 0])
             cells.append(f"{right:>5}/{total:<4}")
-        lines.append(f"{category:<22}" + "".join(cells))
+        lines.append(f"{category:<32}" + "".join(cells))
     for s in scores:
         if not s.wrong:
             continue
