@@ -7,15 +7,12 @@ Prints "steps median_us_per_step" lines; bench/engine_overhead.py runs it and re
 
 from __future__ import annotations
 
-import statistics
-import time
-
 from langchain.agents import AgentExecutor, create_react_agent
 from langchain_core.language_models.fake import FakeListLLM
 from langchain_core.prompts import PromptTemplate
 from langchain_core.tools import tool
+from timing import report  # bench/peers/timing.py, beside this script
 
-RUNS = 20
 PROMPT = PromptTemplate.from_template(
     "Answer the question. Tools:\n{tools}\nUse: Thought/Action/Action Input/Observation, "
     "Action is one of [{tool_names}].\nQuestion: {input}\n{agent_scratchpad}"
@@ -42,16 +39,5 @@ def episode(steps: int) -> None:
     assert result["output"] == "42", result
 
 
-def main() -> None:
-    for steps in (5, 20, 100):
-        episode(steps)
-        times = []
-        for _ in range(RUNS):
-            started = time.process_time()
-            episode(steps)
-            times.append((time.process_time() - started) / steps * 1e6)
-        print(steps, round(statistics.median(times), 1), flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    report(episode)

@@ -7,15 +7,10 @@ Prints "steps median_us_per_step" lines; bench/engine_overhead.py runs it and re
 
 from __future__ import annotations
 
-import statistics
-import sys
-import time
-
 from smolagents import Tool, ToolCallingAgent
 from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, Model
 from smolagents.monitoring import LogLevel
-
-RUNS = 20
+from timing import report  # bench/peers/timing.py, beside this script
 
 
 class Echo(Tool):
@@ -49,17 +44,5 @@ def episode(steps: int) -> None:
     agent.run("Find the answer.")
 
 
-def main() -> None:
-    for steps in (5, 20, 100):
-        episode(steps)
-        times = []
-        for _ in range(RUNS):
-            started = time.process_time()
-            episode(steps)
-            times.append((time.process_time() - started) / steps * 1e6)
-        print(steps, round(statistics.median(times), 1))
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    report(episode)
