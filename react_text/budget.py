@@ -68,15 +68,20 @@ MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
 
 
-def encoding_name(model: str) -> str:
-    """o200k_base for current OpenAI models, cl100k_base for older and for unknown ones."""
+def _bundled_encoding(model: str) -> str | None:
+    """The encoding tiktoken names for `model`, if it is one of the bundled ones; else None."""
     import tiktoken.model
 
     try:
         name = tiktoken.model.encoding_name_for_model(model)
     except KeyError:
-        return "cl100k_base"
-    return name if name in _HASHES else "cl100k_base"
+        return None
+    return name if name in _HASHES else None
+
+
+def encoding_name(model: str) -> str:
+    """o200k_base for current OpenAI models, cl100k_base for older and for unknown ones."""
+    return _bundled_encoding(model) or "cl100k_base"
 
 
 @functools.cache
@@ -103,21 +108,11 @@ def encoding(name: str) -> tiktoken.Encoding:
 UNKNOWN_MODEL_MARGIN = 1.25
 
 
-def known(model: str) -> bool:
-    """Whether tiktoken knows `model`'s encoding (its counts are then exact)."""
-    import tiktoken.model
-
-    try:
-        tiktoken.model.encoding_name_for_model(model)
-    except KeyError:
-        return False
-    return True
-
-
 def counter(model: str) -> Counter:
     """Count tokens the way `model`'s tokenizer would: exactly for OpenAI models, with a margin otherwise."""
-    enc = encoding(encoding_name(model))
-    if known(model):
+    name = _bundled_encoding(model)
+    enc = encoding(name or "cl100k_base")
+    if name is not None:  # tiktoken knows this model and its encoding is bundled: counts are exact
 
         def count(text: str) -> int:
             return len(enc.encode(text, disallowed_special=()))

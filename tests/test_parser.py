@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -11,37 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_text import Action, Final, ParseError, parse
+from react_text.corpus import Case, load, reading
 from react_text.prompting import render
 
-CORPUS = [
-    json.loads(line)
-    for line in (Path(__file__).parent / "data" / "replies.jsonl").read_text(encoding="utf-8").splitlines()
-]
+CORPUS = load(Path(__file__).parent / "data" / "replies.jsonl")
 
 
-def reading(parsed: Action | Final | ParseError) -> dict[str, str]:
-    if isinstance(parsed, Action):
-        return {"kind": "action", "tool": parsed.tool, "input": parsed.input}
-    if isinstance(parsed, Final):
-        return {"kind": "final", "answer": parsed.answer}
-    return {"kind": "error", "reason": parsed.reason}
-
-
-def as_sent(case: dict[str, str]) -> str:
-    """Completion-mode replies continue a prompt that ended with THOUGHT:."""
-    return "THOUGHT:" + case["text"] if case["mode"] == "completion" else case["text"]
-
-
-@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
-def test_corpus(case: dict[str, object]) -> None:
-    assert reading(parse(as_sent(case))) == case["expected"], case["source"]  # type: ignore[arg-type]
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_corpus(case: Case) -> None:
+    assert reading(parse(case.sent)) == case.expected, case.source
 
 
 def test_corpus_holds_recorded_and_constructed_cases() -> None:
-    sources = {c["category"] for c in CORPUS}
+    sources = {c.category for c in CORPUS}
     assert any(s.startswith("recorded: ") for s in sources)
     assert len(CORPUS) >= 200
-    assert len({c["id"] for c in CORPUS}) == len(CORPUS)
+    assert len({c.id for c in CORPUS}) == len(CORPUS)
 
 
 def test_thought_is_kept() -> None:

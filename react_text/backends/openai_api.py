@@ -178,7 +178,7 @@ def _usage(raw: Any) -> Usage | None:
 
 
 def _names_stop(exc: openai.BadRequestError) -> bool:
-    return exc.param == "stop" or "'stop'" in str(exc) or "stop" in (exc.param or "")
+    return "stop" in (exc.param or "") or "'stop'" in str(exc)
 
 
 def _words(exc: openai.APIStatusError) -> str:
