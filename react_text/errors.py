@@ -4,10 +4,15 @@ RunResult with its `stop_reason`.
 
     ReactTextError             base of everything below
     ├── ModelError             the model or the network failed (backends raise it; Agent.run
-    │                          turns it into stop_reason "model_error")
-    └── TokenizerError         the bundled BPE file is missing or does not match its hash
+    │   │                      turns it into stop_reason "model_error")
+    │   └── ContextLengthError the request did not fit the model's context window (the run
+    │                          elides old steps and retries once)
+    └── ConfigError            the set-up is wrong: a missing extra or file, a tools module that
+                               does not import, a bundled BPE file that fails its hash check
+                               (the CLI prints it in one line and exits 2)
 
 Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError.
+`TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
 """
 
 from __future__ import annotations
@@ -28,8 +33,15 @@ class ModelError(ReactTextError):
     """A model call failed: the server answered with an error, or could not be reached."""
 
 
-class TokenizerError(ReactTextError):
-    """The bundled BPE file is missing or does not match its published hash."""
+class ContextLengthError(ModelError):
+    """The prompt and the reply allowance did not fit the model's context window."""
+
+
+class ConfigError(ReactTextError):
+    """Something in the set-up is wrong or missing; the message says what to do."""
+
+
+TokenizerError = ConfigError
 
 
 def scrub(text: str) -> str:

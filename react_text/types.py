@@ -30,12 +30,13 @@ Role = Literal["system", "user", "assistant"]
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A request to run `tool` on `input`."""
+    """A request to run `tool` on `input`, the input as written (after unwrapping fences and quotes)."""
 
     tool: str
     input: str
     thought: str = ""
-    discarded: str = ""  # text after the directive that was not acted on
+    discarded: str = ""  # the reply's text after the directive, exactly as written; not acted on
+    closed: bool = True  # False when the input had no definite end (no closing bracket, ran to the end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class Final:
 
     answer: str
     thought: str = ""
-    discarded: str = ""
+    discarded: str = ""  # the reply's text after the answer, exactly as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +103,16 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What a model returned. `usage` is None when the backend does not report it."""
+    """What a model returned. `usage` is None when the backend does not report it.
+
+    `reasoning` is what a server split out of the reply (`reasoning_content`, `reasoning`); a
+    reasoning model's inline `<think>` block stays in `text`.
+    """
 
     text: str
     usage: Usage | None = None
     finish_reason: str | None = None
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
