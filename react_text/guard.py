@@ -68,3 +68,31 @@ def _first_label(text: str, since: int = 0) -> int:
     """Where the first full observation label starts, or len(text)."""
     starts = [m.start() for m in (p.search(text, since) for p in _FULL) if m is not None]
     return min(starts, default=len(text))
+
+
+def split_reasoning(text: str) -> tuple[str, str]:
+    """(the text inside <think> blocks, the text without them). A lone </think>: all before it is reasoning."""
+    reasoning: list[str] = []
+    close = text.find("</think>")
+    first_open = text.find("<think>")
+    if close != -1 and (first_open == -1 or close < first_open):
+        reasoning.append(text[:close])
+        text = text[close + len("</think>") :]
+    parts: list[str] = []
+    pos = 0
+    while (start := text.find("<think>", pos)) != -1:
+        parts.append(text[pos:start])
+        end = text.find("</think>", start)
+        if end == -1:
+            reasoning.append(text[start + len("<think>") :])
+            pos = len(text)
+            break
+        reasoning.append(text[start + len("<think>") : end])
+        pos = end + len("</think>")
+    parts.append(text[pos:])
+    return "\n".join(r.strip("\n") for r in reasoning), "".join(parts)
+
+
+def stopped_in_thinking(text: str) -> bool:
+    """Whether `text` ends inside an unclosed <think> block."""
+    return text.rfind("<think>") > text.rfind("</think>")

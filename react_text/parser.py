@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -82,7 +82,7 @@ class _Section:
     end: int  # where the body ends (the next label, or the end of the reply)
 
 
-def parse(text: str, *, strict: bool = False) -> Parsed:
+def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
     """Read one reply. Returns a ParseError (never raises) for a reply it cannot read."""
     text = guard.cut(_drop_thinking(text)).kept
     if not text.strip():
@@ -390,7 +390,7 @@ def render_action(tool: str, value: str) -> str:
 _NAIVE_ACTION = regex.compile(r"ACTION: (\w+)\[(.*)\]")
 
 
-def parse_naive(text: str) -> Parsed:
+def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
     """The parser of the 40-line tutorials: FINAL: checked first, then one regex for ACTION: tool[input].
 
     Kept as the baseline of the robustness scoreboard; not used by the engine.
@@ -403,8 +403,8 @@ def parse_naive(text: str) -> Parsed:
     return _error("empty" if not text.strip() else "no_directive")
 
 
-def parse_strict(text: str) -> Parsed:
-    return parse(text, strict=True)
+def parse_strict(text: str, *, tools: Collection[str] = ()) -> Parsed:
+    return parse(text, strict=True, tools=tools)
 
 
 PARSERS = {"naive": parse_naive, "strict": parse_strict, "tolerant": parse}

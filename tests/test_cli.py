@@ -31,6 +31,7 @@ def test_parse_prints_json() -> None:
         "input": "2, 3",
         "thought": "x",
         "discarded": "",
+        "closed": True,
     }
 
 
