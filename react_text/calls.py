@@ -17,6 +17,7 @@ in a sync run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import queue
 import signal
@@ -190,7 +191,8 @@ class _Pool:
         future: asyncio.Future[tuple[bool, object]] = loop.create_future()
 
         def deliver(outcome: tuple[bool, object]) -> None:
-            loop.call_soon_threadsafe(_resolve, future, outcome)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits for this call any more
+                loop.call_soon_threadsafe(_resolve, future, outcome)
 
         worker = self._take()
         worker.jobs.put((job, deliver))

@@ -286,7 +286,9 @@ class _Protocol:
                 break
             if isinstance(event.error, ContextLengthError) and not retried:
                 retried = True
-                self.window = min(self.window or estimate + allowance, estimate + allowance - 1)
+                # The window is what the server said, or at least smaller than what was asked for.
+                said = event.error.window
+                self.window = said if said else min(self.window or estimate + allowance, estimate + allowance - 1)
                 if self.history.elide(self.history.tokens // 2, keep_from=number - 1):
                     self.meter.rewritten()
                     elided = self.history.elided

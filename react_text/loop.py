@@ -213,6 +213,8 @@ def _perform(agent: Agent, command: Command) -> Event:
         assert agent.approve is not None
         decision = agent.approve(command.tool, command.action)
         if inspect.isawaitable(decision):
+            if inspect.iscoroutine(decision):
+                decision.close()
             raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
         return Decided(decision)
     assert not isinstance(command, Emit | Done)
