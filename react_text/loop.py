@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from . import budget, calls, prompting
+from . import budget, calls, prompting, telemetry
 from .episode import Approval, Approve, Command, Decided, Done, Emit, Episode, Event, Failed, Ran, Replied, Send
 from .errors import ModelError
 from .limits import Limits, Prompting
@@ -135,6 +135,7 @@ class _Driven:
         self._episode: Episode | None = None
         self._command: Command | None = None
         self._result: RunResult | None = None
+        self._spans = telemetry.RunSpans()
 
     @property
     def result(self) -> RunResult:
@@ -143,6 +144,7 @@ class _Driven:
         return self._result
 
     def _begin(self, window: int | None) -> Command:
+        self._spans = telemetry.start(self._agent, self._task)
         self._episode = Episode(self._agent, self._task, window=window)
         return self._episode.start()
 
@@ -152,6 +154,7 @@ class _Driven:
         if isinstance(command, Done):
             self._result = command.result
             self._command = command
+            self._spans.end(command.result)
             return None
         assert isinstance(command, Emit)
         self._command = self._episode.send(None)
@@ -166,19 +169,23 @@ class Run(_Driven):
 
     def __next__(self) -> Step:
         agent = self._agent
-        if self._command is None:
-            self._command = self._begin(_window(agent))
-        command = self._command
-        while not isinstance(command, Emit | Done):
-            command = self._send(_perform(agent, command))
+        try:
+            if self._command is None:
+                self._command = self._begin(_window(agent))
+            command = self._command
+            assert self._episode is not None
+            while not isinstance(command, Emit | Done):
+                with self._spans.around(command) as span:
+                    event = _perform(agent, command)
+                    span.record(event)
+                command = self._episode.send(event)
+        except BaseException as exc:
+            self._spans.fail(exc)
+            raise
         step = self._after(command)
         if step is None:
             raise StopIteration
         return step
-
-    def _send(self, event: Event) -> Command:
-        assert self._episode is not None
-        return self._episode.send(event)
 
 
 class AsyncRun(_Driven):
@@ -189,12 +196,19 @@ class AsyncRun(_Driven):
 
     async def __anext__(self) -> Step:
         agent = self._agent
-        if self._command is None:
-            self._command = self._begin(await _awindow(agent))
-        command = self._command
-        assert self._episode is not None
-        while not isinstance(command, Emit | Done):
-            command = self._episode.send(await _aperform(agent, command))
+        try:
+            if self._command is None:
+                self._command = self._begin(await _awindow(agent))
+            command = self._command
+            assert self._episode is not None
+            while not isinstance(command, Emit | Done):
+                with self._spans.around(command) as span:
+                    event = await _aperform(agent, command)
+                    span.record(event)
+                command = self._episode.send(event)
+        except BaseException as exc:
+            self._spans.fail(exc)
+            raise
         step = self._after(command)
         if step is None:
             raise StopAsyncIteration
