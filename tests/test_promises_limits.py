@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from react_text import Agent, Message, Reply, Request, RunResult, ScriptedModel, Step, Usage, tool
 from react_text.errors import ContextLengthError, ReactTextError
-from react_text.limits import Limits
+from react_text.limits import Limits, Prompting
 
 # ---------------------------------------------------------------------------------------------
 # ASSUMPTIONS about details the contract leaves open. Adjust names here, never the assertions.
@@ -129,31 +129,34 @@ def test_the_contract_names_are_exported() -> None:
 # --- the forced final answer at the token limit ------------------------------------------------
 
 
-def test_forced_final_happens_at_the_token_limit(driver: Callable[[Agent, str], RunResult]) -> None:
-    """Issue 11: 30 ACTION replies then FINAL, tokens=1500, reply_tokens=100 ended max_tokens with no
-    forced call. The forced call's room must be reserved, so the run makes it and it gives the answer."""
-    limits = Limits(tokens=1500, reply_tokens=100)
+def run_to_a_forced_answer(driver: Callable[[Agent, str], RunResult], limits: Limits) -> tuple[RunResult, RunResult]:
+    """Run 30 ACTION replies then FINAL into a limit; then run again with FINAL scripted exactly where
+    the first run made its forced call. Returns both results."""
     final = "THOUGHT: I know enough.\nFINAL: 234"
     first = driver(Agent(ScriptedModel([*actions(30), final]), tools=[lookup_tool(Recorder())], limits=limits), TASK)
-    assert first.stop_reason == "max_tokens"
-    assert first.steps and first.steps[-1].forced, "no forced final call was made at the token limit"
+    assert first.steps and first.steps[-1].forced, f"ended {first.stop_reason} with no forced final call"
     assert sum(step.forced for step in first.steps) == 1
-
-    # The same run again, with FINAL scripted exactly where the forced call comes: it gives the answer.
     normal = sum(not step.forced for step in first.steps)
     model = ScriptedModel([*actions(normal), final])
     second = driver(Agent(model, tools=[lookup_tool(Recorder())], limits=limits), TASK)
     model.assert_all_used()
-    assert (second.stop_reason, second.forced, second.answer) == ("max_tokens", True, "234")
     assert second.steps[-1].forced
+    return first, second
+
+
+def test_forced_final_happens_at_the_token_limit(driver: Callable[[Agent, str], RunResult]) -> None:
+    """Issue 11: 30 ACTION replies then FINAL, tokens=1500, reply_tokens=100 ended max_tokens with no
+    forced call. The forced call's room must be reserved, so the run makes it and it gives the answer."""
+    first, second = run_to_a_forced_answer(driver, Limits(tokens=1500, reply_tokens=100))
+    assert first.stop_reason == "max_tokens"
+    assert (second.stop_reason, second.forced, second.answer) == ("max_tokens", True, "234")
 
 
 def test_forced_final_happens_at_the_step_limit(driver: Callable[[Agent, str], RunResult]) -> None:
-    model = ScriptedModel([*actions(3), "THOUGHT: enough.\nFINAL: 36"])
-    result = driver(Agent(model, tools=[lookup_tool(Recorder())], limits=Limits(steps=3)), TASK)
-    model.assert_all_used()
-    assert (result.stop_reason, result.forced, result.answer) == ("max_steps", True, "36")
-    assert result.tool_calls == 3
+    first, second = run_to_a_forced_answer(driver, Limits(steps=3))
+    assert first.stop_reason == "max_steps"
+    assert (second.stop_reason, second.forced, second.answer) == ("max_steps", True, "234")
+    assert second.tool_calls <= 3
 
 
 def test_no_forced_call_when_force_final_is_off(driver: Callable[[Agent, str], RunResult]) -> None:
@@ -547,6 +550,12 @@ def test_bad_options_are_refused_naming_the_option(option: str, value: object) -
     runs; reply_tokens=0 was accepted."""
     with pytest.raises(REFUSED, match=option):
         Agent(ScriptedModel(["FINAL: 1"]), limits=Limits(**{option: value}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("option", "value"), [("reasoning", "bogus"), ("instructions_in", "nowhere")])
+def test_bad_prompting_is_refused_naming_the_option(option: str, value: object) -> None:
+    with pytest.raises(REFUSED, match=option):
+        Agent(ScriptedModel(["FINAL: 1"]), prompting=Prompting(**{option: value}))  # type: ignore[arg-type]
 
 
 def test_good_options_are_accepted(driver: Callable[[Agent, str], RunResult]) -> None:
