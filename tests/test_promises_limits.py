@@ -30,7 +30,9 @@ from react_text.limits import Limits, Prompting
 # ---------------------------------------------------------------------------------------------
 
 # A budget warning is recognised by these words in an observation the loop records (today's
-# prompts/corrections/budget_low.txt says "(Budget: ... left. Give the FINAL answer soon.)").
+# prompts/corrections/budget_low.txt says "(Budget: ... left. Give the FINAL answer soon.)"). The
+# forced-final note ("the token budget of N") matches too, on purpose: any note about the budget the
+# loop records must reach the model in a call.
 BUDGET_WARNING = re.compile(r"\bbudget\b|\btokens? (?:left|remain)", re.IGNORECASE)
 
 # The correction sent after a reply cut at its allowance says so with one of these words.

@@ -425,13 +425,9 @@ def test_malformed_server_answer_is_a_model_error(backend: Any, answer: Callable
         seen.append(str(request.url))
         return answer()
 
-    client = openai.OpenAI(
-        api_key=KEY,
-        base_url="http://test.invalid/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
-        max_retries=0,
-    )
-    result = Agent(backend("m", client=client), tools=[lookup]).run(TASK)
+    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
+        client = openai.OpenAI(api_key=KEY, base_url="http://test.invalid/v1", http_client=http, max_retries=0)
+        result = Agent(backend("m", client=client), tools=[lookup]).run(TASK)
     assert seen, "the mock server was never asked"
     assert result.stop_reason == "model_error"
     assert result.error and KEY not in result.error
