@@ -71,7 +71,12 @@ class History:
     def add_reply(self, text: str, step: int, directive: str = "") -> int:
         """Record what the model wrote (what was acted on); returns its local cost. `directive`
         is its directive line, kept when the reply is elided."""
-        piece = text.strip() if self.chat else f"{THOUGHT_CUE}{text.rstrip()}\n"
+        if self.chat:
+            piece = text.strip()
+        elif text.lstrip().startswith(THOUGHT_CUE):  # the model wrote the label again (after a <think> block)
+            piece = f"{text.strip()}\n"
+        else:
+            piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
         cost = self._add("reply", "assistant", piece, step, directive)
         self.tokens += cost
         return cost
