@@ -3,71 +3,92 @@
     def lookup(item: str) -> str:
         \"\"\"Return the price of one item.\"\"\"
 
-    tools = [lookup, tool(delete_file, risky=True, timeout=5)]
+    tools = [lookup, tool(delete_file, risky=True, timeout=5), Tool("now", "The time.", now)]
 
-A one-parameter tool gets the whole input text. A tool with several parameters gets them from a
-JSON array or object, or from the input split at commas, converted to the annotated
-int/float/bool types. Whatever a tool does, `call` returns text for the model: its result, or what
-went wrong (exception, time limit, a result that is not text).
+A Tool takes its parameters from `inspect.signature(fn)` (a synthesized `__signature__` too), once,
+when it is made; a function whose parameters cannot be read is refused then, not at the first call.
+How an input text becomes arguments is `binding.bind`; the tool list shows what it accepts
+(`search[query, limit=5]`, `add[a: float, b: float]`). Whatever a tool does, `call` returns text for
+the model: its result, or what went wrong (an input it cannot take, an exception, a time limit, a
+result that is not text). `truncate` cuts a long result to its allowance, exactly.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import json
 import queue
+import re
 import threading
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-from . import prompting
+from . import binding, prompting
+
+_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,63}")  # what the parser reads as a tool name
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
+    """A function the model may call: `Tool(name, description, fn)`, or `tool(fn)` to take both from it."""
+
     name: str
     description: str
-    params: tuple[str, ...]
-    fn: Callable[..., object] = dataclasses.field(repr=False)
+    fn: Callable[..., object] = dataclasses.field(repr=False)  # may be `async def`
     risky: bool = False  # has side effects: runs only when approved
     timeout: float | None = None  # seconds; None waits for ever
-    types: tuple[type, ...] = dataclasses.field(default=(), repr=False)
+    shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ValueError(f"a tool name is a letter or _ then up to 63 letters, digits, _ . or -, not {self.name!r}")
+        if not isinstance(self.description, str):
+            raise TypeError(f"the description of tool {self.name} must be text, not {self.description!r}")
+        if not callable(self.fn):
+            raise TypeError(f"the fn of tool {self.name} must be callable, not {self.fn!r}")
+        if not isinstance(self.risky, bool):
+            raise TypeError(f"risky must be True or False, not {self.risky!r}")
+        if self.timeout is not None and not (
+            isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool) and self.timeout > 0
+        ):
+            raise ValueError(f"timeout must be a positive number of seconds or None, not {self.timeout!r}")
+        object.__setattr__(self, "shape", binding.shape(self.fn))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The names of the named parameters, in order."""
+        return tuple(p.name for p in self.shape.parameters)
 
     @property
     def form(self) -> str:
-        """How the model writes a call: `lookup[item]`, `add[a, b]`."""
-        return f"{self.name}[{', '.join(self.params)}]"
+        """How the model writes a call: `lookup[item]`, `search[query, limit=5]`, `add[a: float, b: float]`."""
+        return self.shape.form(self.name)
 
 
 def tool(
     fn: Callable[..., object] | None = None,
     *,
     name: str | None = None,
+    description: str | None = None,
     risky: bool = False,
     timeout: float | None = None,
 ) -> typing.Any:
-    """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`."""
+    """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`.
+
+    The name is the function's and the description the first paragraph of its docstring, unless given.
+    """
 
     def build(f: Callable[..., object]) -> Tool:
-        try:
-            signature = inspect.signature(f)
-        except (ValueError, TypeError) as exc:
-            raise TypeError(f"cannot read the parameters of {f!r}: wrap it in a plain function") from exc
-        hints = typing.get_type_hints(f)
-        params = tuple(
-            p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        )
         doc = inspect.getdoc(f) or ""
         return Tool(
-            name=name or f.__name__,
-            description=doc.split("\n\n")[0].replace("\n", " ").strip(),
-            params=params or ("input",),
+            name=name or str(getattr(f, "__name__", "")),
+            description=doc.split("\n\n")[0].replace("\n", " ").strip() if description is None else description,
             fn=f,
             risky=risky,
             timeout=timeout,
-            types=tuple(hints.get(p, str) for p in params),
         )
 
     return build if fn is None else build(fn)
@@ -87,41 +108,19 @@ def listing(tools: Iterable[Tool]) -> str:
     return "\n".join(f"- {t.form}: {t.description}" if t.description else f"- {t.form}" for t in tools)
 
 
-def arguments(t: Tool, text: str) -> list[object]:
-    """The positional arguments for a call to `t` with input `text`."""
-    if len(t.params) <= 1:
-        return [_convert(text, t.types[0] if t.types else str)]
-    raw: list[object]
-    try:
-        decoded = json.loads(text)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, list):
-        raw = decoded
-    elif isinstance(decoded, dict):
-        raw = [decoded[p] for p in t.params if p in decoded]
-    else:
-        raw = [part.strip() for part in text.split(",", len(t.params) - 1)]
-    if len(raw) != len(t.params):
-        raise ValueError(f"{t.form} takes {len(t.params)} inputs, got {len(raw)}")
-    return [_convert(v, typ) for v, typ in zip(raw, t.types, strict=True)]
-
-
-def _convert(value: object, typ: type) -> object:
-    if typ is bool and isinstance(value, str):
-        return value.strip().casefold() in {"true", "yes", "1"}
-    if typ in (int, float) and isinstance(value, str | int | float) and not isinstance(value, bool):
-        return typ(value.strip() if isinstance(value, str) else value)
-    if typ is str and not isinstance(value, str):
-        return json.dumps(value) if isinstance(value, dict | list) else str(value)
-    return value
-
-
 def call(t: Tool, text: str) -> str:
-    """Run the tool and return the observation text. Never raises."""
+    """Run the tool on an input text and return the observation text. Never raises.
+
+    An input the tool cannot take is refused (binding.Refusal) without running it. An `async def`
+    tool is run to completion (in its worker thread when it has a time limit).
+    """
+    bound = binding.bind(t, text)
+    if isinstance(bound, binding.Refusal):
+        return bound.message
 
     def target() -> object:
-        return t.fn(*arguments(t, text))
+        value = t.fn(*bound.args, **bound.kwargs)
+        return asyncio.run(_awaited(value)) if inspect.isawaitable(value) else value
 
     # The tool boundary: whatever a user's tool raises becomes an observation.
     try:
@@ -131,6 +130,10 @@ def call(t: Tool, text: str) -> str:
     except Exception as exc:  # noqa: BLE001
         return prompting.render("corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc)
     return as_text(t.name, value)
+
+
+async def _awaited(value: Awaitable[object]) -> object:
+    return await value
 
 
 class _TimedOut(Exception):
