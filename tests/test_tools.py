@@ -3,12 +3,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import random
 import re
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from react_text import Agent, ScriptedModel, tool
 from react_text.budget import counter
@@ -230,15 +233,134 @@ def test_object_without_text_form_refused() -> None:
     assert as_text("t", object()) == render("corrections/tool_bad_result", tool="t", kind="object")
 
 
+# --- truncation --------------------------------------------------------------------------------------
+
+EXACT = counter("gpt-4o")  # o200k_base, exact
+ESTIMATE = counter("some-local-model")  # cl100k_base scaled up by a margin: not additive over pieces
+NOTE = re.compile(r"\n\[\.\.\. (?:about )?(\d+) tokens cut from the middle of this output \.\.\.\]\n")
+
+SCRIPTS = {
+    "ascii": "the quick brown fox jumps over the lazy dog 0123456789 ",
+    "cjk": "汉字漢字かなカナ한국어中文日本語文字列處理測試資料",
+    "emoji": "😀🎉👍🏽🚀🌍❤️👨‍👩‍👧‍👦🇫🇷🧪",
+    "code": 'def f(x):\n    return {"k": [x, x ** 2]}  # note\n\tif a != b: print(a)\n',
+}
+
+
+def mix(rng: random.Random, blocks: int, block_chars: int) -> str:
+    """Blocks of random scripts, each a random run of that script's characters (and spaces)."""
+    parts = []
+    for _ in range(blocks):
+        alphabet = SCRIPTS[rng.choice(list(SCRIPTS))]
+        parts.append("".join(rng.choices(alphabet, k=rng.randint(1, block_chars))))
+    return "".join(parts)
+
+
+def check(text: str, allowance: int, count: Any, *, tolerance: float = 0.1) -> str:
+    """Truncate and check the promise against the counter itself: within the allowance; the note right."""
+    kept = truncate(text, allowance, count)
+    assert count(kept) <= allowance
+    if kept == text:
+        assert count(text) <= allowance
+        return kept
+    notes = list(NOTE.finditer(kept))
+    assert len(notes) == 1, kept
+    head, tail = kept[: notes[0].start()], kept[notes[0].end() :]
+    assert text.startswith(head) and text.endswith(tail)
+    cut = count(text[len(head) : len(text) - len(tail)])  # the oracle: the whole cut part, counted directly
+    assert abs(int(notes[0].group(1)) - cut) <= tolerance * cut
+    return kept
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32),
+    blocks=st.integers(1, 40),
+    block_chars=st.integers(1, 3000),
+    allowance=st.integers(32, 600),
+    count=st.sampled_from([EXACT, ESTIMATE]),
+)
+def test_truncation_holds_its_allowance_and_says_what_it_cut(
+    seed: int, blocks: int, block_chars: int, allowance: int, count: Any
+) -> None:
+    check(mix(random.Random(seed), blocks, block_chars), allowance, count)
+
+
+def test_the_issue_case_ascii_then_cjk() -> None:
+    """ASCII followed by CJK, allowance 100: it came out at 667 tokens, and the note said 8,725 cut of 77,000."""
+    text = "word " * 20_000 + "汉字漢字中文日本語" * 8_000
+    kept = check(text, 100, counter("x"))
+    assert kept.startswith("word") and kept.endswith("語")
+
+
 def test_truncate_keeps_short_text() -> None:
     assert truncate("short", 100, counter("x")) == "short"
+    assert truncate("", 100, counter("x")) == ""
 
 
-def test_truncate_huge_text_cheaply() -> None:
-    text = "a " * 5_000_000
-    out = truncate(text, 50, counter("x"))
-    assert len(out) < 1000
-    assert "tokens cut from the middle" in out
+def test_an_emoji_is_more_than_one_token() -> None:
+    """A character can be several tokens: a text shorter than the allowance in characters may not fit."""
+    text = "👨‍👩‍👧‍👦" * 20
+    assert len(text) < 200 < EXACT(text)
+    check(text, 200, EXACT)
+
+
+@pytest.mark.parametrize("allowance", [1, 5, 12])
+def test_an_allowance_too_small_for_the_note_keeps_the_head(allowance: int) -> None:
+    text = "word " * 1000
+    kept = truncate(text, allowance, EXACT)
+    assert text.startswith(kept) and 0 < EXACT(kept) <= allowance
+
+
+def with_bos(text: str) -> int:
+    """A counter with a cost per call, as a tokenizer that adds a beginning-of-sequence token."""
+    return EXACT(text) + 1
+
+
+@pytest.mark.parametrize("count", [EXACT, ESTIMATE, with_bos], ids=["exact", "estimate", "bos"])
+def test_truncating_a_huge_mixed_result_estimates_the_cut_within_ten_percent(count: Any) -> None:
+    rng = random.Random(12)
+    text = mix(rng, 2_000, 2_000)  # about 2 MB: the cut part is measured on samples
+    assert len(text) > 1_000_000
+    check(text, 1000, count)
+
+
+def test_a_huge_result_is_never_tokenized_whole() -> None:
+    text = ("word " * 1000 + "汉字漢字中文 " * 300) * 1_500  # 10 million characters
+    counted: list[int] = []
+
+    def count(piece: str) -> int:
+        counted.append(len(piece))
+        return ESTIMATE(piece)
+
+    started = time.perf_counter()
+    kept = truncate(text, 1000, count)
+    seconds = time.perf_counter() - started
+    assert len(text) > 10_000_000 and ESTIMATE(kept) <= 1000
+    assert sum(counted) < len(text) / 10, (len(counted), sum(counted))
+    assert seconds < 2
+
+
+def test_a_sparse_huge_result_is_never_counted_whole() -> None:
+    text = " " * 1_200_000 + "x"  # a run of spaces is few tokens (and tiktoken cannot count this one whole)
+    counted: list[int] = []
+
+    def count(piece: str) -> int:
+        counted.append(len(piece))
+        return ESTIMATE(piece)
+
+    truncate(text, 100, count)
+    assert max(counted) < 300_000
+    check(text, 100, ESTIMATE)
+
+
+def test_truncation_through_the_agent() -> None:
+    big = tool(lambda x: "HEAD " + "word 汉字 " * 50_000 + " TAIL", name="big")
+    model = ScriptedModel(["ACTION: big[x]", "FINAL: ok"])
+    result = Agent(model, tools=[big], observation_tokens=100).run("task")  # type: ignore[call-arg]
+    observation = result.steps[0].observation or ""
+    assert observation.startswith("HEAD") and observation.endswith("TAIL")
+    assert model.count_tokens(observation) <= 100
 
 
 def test_a_tool_bind_is_cheap() -> None:
