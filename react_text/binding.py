@@ -49,7 +49,7 @@ import pathlib
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from . import prompting
@@ -157,11 +157,10 @@ class Shape:
 def shape(fn: Callable[..., object]) -> Shape:
     """What `fn` takes. Raises TypeError for a function whose parameters cannot be read or resolved."""
     try:
-        return _cached_shape(fn)
-    except TypeError as exc:
-        if "unhashable" not in str(exc):
-            raise
-    return _shape(fn)
+        hash(fn)
+    except TypeError:  # a callable object that cannot be a cache key
+        return _shape(fn)
+    return _cached_shape(fn)
 
 
 @functools.lru_cache(maxsize=512)
@@ -328,45 +327,38 @@ def _union(members: list[_Type]) -> _Type:
 
 
 def _literal_type(values: tuple[object, ...]) -> _Type:
-    wants = "one of " + ", ".join(_literal(v) for v in values)
-
-    def convert(value: object) -> object:
-        value = _as_is(value)
-        for v in values:
-            if type(v) is type(value) and v == value:
-                return v
-        if isinstance(value, str):
-            word = value.strip()
-            for fold in (False, True):
-                for v in values:
-                    written = v if isinstance(v, str) else _literal(v)
-                    if (written.casefold() == word.casefold()) if fold else (written == word):
-                        return v
-        raise _Unfit(wants)
-
-    return _Type(convert, wants, " | ".join(_literal(v) for v in values))
+    return _choice([(v, v, [v if isinstance(v, str) else _literal(v)]) for v in values], [_literal(v) for v in values])
 
 
 def _enum_type(cls: type[enum.Enum]) -> _Type:
     members = list(cls)
     by_value = all(isinstance(m.value, str) for m in members)
-    names = [_literal(m.value) if by_value else m.name for m in members]
+    forms = [(m, m.value, [m.value if isinstance(m.value, str) else _literal(m.value), m.name]) for m in members]
+    return _choice(forms, [_literal(m.value) if by_value else m.name for m in members])
+
+
+def _choice(options: Sequence[tuple[object, object, list[str]]], names: list[str]) -> _Type:
+    """A closed set (Literal values, Enum members): an option, its raw value, or a written form of it
+    (exactly, then ignoring case). `options` holds (option, raw value, written forms)."""
     wants = "one of " + ", ".join(names)
+    exact: dict[str, object] = {}
+    folded: dict[str, object] = {}
+    for option, _, written in options:
+        for form in written:
+            exact.setdefault(form, option)
+            folded.setdefault(form.casefold(), option)
 
     def convert(value: object) -> object:
         value = _as_is(value)
-        if isinstance(value, cls):
-            return value
-        for m in members:
-            if type(m.value) is type(value) and m.value == value:
-                return m
+        for option, raw in ((o, r) for o, r, _ in options):
+            if option is value or (type(raw) is type(value) and raw == value):
+                return option
         if isinstance(value, str):
             word = value.strip()
-            for fold in (False, True):
-                for m in members:
-                    for written in (m.value if isinstance(m.value, str) else _literal(m.value), m.name):
-                        if (written.casefold() == word.casefold()) if fold else (written == word):
-                            return m
+            if word in exact:
+                return exact[word]
+            if word.casefold() in folded:
+                return folded[word.casefold()]
         raise _Unfit(wants)
 
     return _Type(convert, wants, " | ".join(names))
@@ -392,7 +384,10 @@ def _sequence_type(container: object, args: tuple[object, ...]) -> _Type:
         if fixed:
             if len(items) != len(members):
                 raise _Unfit(wants)
-            return build([m.convert(v) for m, v in zip(members, items, strict=True)])
+            try:
+                return build([m.convert(v) for m, v in zip(members, items, strict=True)])
+            except _Unfit:
+                raise _Unfit(wants) from None
         if element is not None:
             try:
                 items = [element.convert(v) for v in items]

@@ -10,7 +10,7 @@ import inspect
 import json
 import string
 import warnings
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -415,7 +415,8 @@ def signatures_and_values(draw: st.DrawFn) -> tuple[inspect.Signature, dict[str,
         optional = draw(st.booleans())
         values = st.one_of(st.none(), VALUES[base]) if optional else VALUES[base]
         default = draw(st.one_of(st.just(inspect.Parameter.empty), values))
-        drawn.append((draw(st.sampled_from(KINDS)), name, base | None if optional else base, default, values))
+        annotation = draw(st.sampled_from([base | None, Optional[base]])) if optional else base  # noqa: UP045 - both spellings of an optional
+        drawn.append((draw(st.sampled_from(KINDS)), name, annotation, default, values))
     drawn.sort(key=lambda d: d[0])
     # Among positional parameters a default may not be followed by a required one: drop such defaults.
     positional = [i for i, d in enumerate(drawn) if d[0] is not inspect.Parameter.KEYWORD_ONLY]

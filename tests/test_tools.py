@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from react_text import Agent, ScriptedModel, tool
 from react_text.budget import counter
 from react_text.prompting import render
+from react_text.toolbox import default_tools
 from react_text.tools import Tool, as_text, call, listing, truncate
 
 
@@ -175,6 +176,26 @@ def test_the_listing_shows_what_binding_accepts() -> None:
 def test_the_instruction_block_lists_the_forms() -> None:
     block = Agent(ScriptedModel([]), tools=[search, add]).instructions()
     assert "- search[query, limit=5]: Search the notes.\n- add[a: float, b: float]: Add two numbers." in block
+
+
+def test_the_built_in_tools_take_their_whole_input(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("The train costs 89 euros, the hotel 145.\n")
+    tools = default_tools(tmp_path)
+    assert [t.form for t in tools] == ["calculator[expression]", "python_doc[name]", "search[words]", "read[path]"]
+    replies = [
+        "ACTION: calculator[round(2 / 3, 2) + max(1, 2)]",
+        'ACTION: calculator[{"expression": "2 ** 10"}]',
+        "ACTION: search[train, hotel]",
+        "ACTION: read[notes.txt]",
+        "FINAL: done",
+    ]
+    _, result = run(replies, tools)
+    assert [s.observation for s in result.steps[:4]] == [
+        "2.67",
+        "1024",
+        "notes.txt:1: The train costs 89 euros, the hotel 145.",
+        "The train costs 89 euros, the hotel 145.\n",
+    ]
 
 
 @pytest.mark.parametrize("text", ["2, 3", "[2, 3]", '{"a": 2, "b": 3}', " 2 ,3 ", "a=2, b=3", "2, b=3"])
