@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 from . import binding, prompting
 
-_NAME = re.compile(r"[A-Za-z_][\w.\-]{0,63}")  # what the parser reads as a tool name
+# A name the protocol can carry: `name[input]` on one line. Spaces inside and any script are
+# fine (the parser matches registered names); brackets and parentheses open and close the input.
+_BAD_NAME = re.compile(r"^\s|\s$|[\[\]()\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +46,10 @@ class Tool:
     shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise ValueError(f"a tool name is a letter or _ then up to 63 letters, digits, _ . or -, not {self.name!r}")
+        if not isinstance(self.name, str) or not self.name or _BAD_NAME.search(self.name):
+            raise ValueError(
+                f"a tool name is one line of text, without space around it, brackets or parentheses, not {self.name!r}"
+            )
         if not isinstance(self.description, str):
             raise TypeError(f"the description of tool {self.name} must be text, not {self.description!r}")
         if not callable(self.fn):

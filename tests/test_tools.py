@@ -77,9 +77,12 @@ def later(x: Undefined) -> str:  # type: ignore[name-defined]  # noqa: F821 - th
 @pytest.mark.parametrize(
     ("build", "error", "words"),
     [
-        (lambda: Tool("two words", "", lookup), ValueError, "tool name"),
         (lambda: Tool("", "", lookup), ValueError, "tool name"),
-        (lambda: Tool("x" * 65, "", lookup), ValueError, "tool name"),
+        (lambda: Tool(" lookup", "", lookup), ValueError, "tool name"),
+        (lambda: Tool("look\nup", "", lookup), ValueError, "tool name"),
+        (lambda: Tool("look[up]", "", lookup), ValueError, "tool name"),
+        (lambda: Tool("lookup()", "", lookup), ValueError, "tool name"),
+        (lambda: Tool(3, "", lookup), ValueError, "tool name"),
         (lambda: Tool("lookup", None, lookup), TypeError, "description"),
         (lambda: Tool("lookup", "", "not a function"), TypeError, "callable"),
         (lambda: Tool("lookup", "", lookup, risky="yes"), TypeError, "risky"),
@@ -91,6 +94,11 @@ def later(x: Undefined) -> str:  # type: ignore[name-defined]  # noqa: F821 - th
 def test_a_broken_tool_is_refused_when_made(build: Any, error: type[Exception], words: str) -> None:
     with pytest.raises(error, match=re.escape(words)):
         build()
+
+
+@pytest.mark.parametrize("name", ["get-weather", "fs.read_file", "Wikipedia Research Tool", "加法", "server:tool"])
+def test_names_the_protocol_carries_are_accepted(name: str) -> None:
+    assert Tool(name, "", lookup).form == f"{name}[item]"
 
 
 def test_an_unresolvable_return_annotation_does_not_matter() -> None:
@@ -378,10 +386,10 @@ def test_a_sparse_huge_result_is_never_counted_whole() -> None:
 def test_truncation_through_the_agent() -> None:
     big = tool(lambda x: "HEAD " + "word 汉字 " * 50_000 + " TAIL", name="big")
     model = ScriptedModel(["ACTION: big[x]", "FINAL: ok"])
-    result = Agent(model, tools=[big], observation_tokens=100).run("task")  # type: ignore[call-arg]
+    result = Agent(model, tools=[big]).run("task")  # the default allowance: 1000 tokens an observation
     observation = result.steps[0].observation or ""
     assert observation.startswith("HEAD") and observation.endswith("TAIL")
-    assert model.count_tokens(observation) <= 100
+    assert 900 < model.count_tokens(observation) <= 1000
 
 
 def test_a_tool_bind_is_cheap() -> None:
