@@ -511,16 +511,24 @@ class _Protocol:
 
     def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
         """Cut the observation so that the forced final call after it fits the budget."""
-        assert self.limits.tokens is not None
         note = self.history.note_cost(prompting.render("corrections/force_final", limit=self._limit_words(limit)))
-        base = self._prompt_estimate(note + 2 * MESSAGE_OVERHEAD)
-        room = self.limits.tokens - self.meter.billed.total_tokens - base - MIN_REPLY_TOKENS
-        allowance = int(room / self.meter.rate)
-        if self.count(observation) <= allowance:
+
+        def fits(text: str) -> bool:
+            prompt = self._prompt_estimate(self.history.cost(text) + note)
+            return self._allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
+
+        if fits(observation):
             return observation
-        if allowance < OBSERVATION_STUB:
-            return prompting.render("corrections/observation_dropped")
-        return truncate(observation, allowance, self.count)
+        stub = prompting.render("corrections/observation_dropped")
+        if not fits(stub):  # no forced call can be made anyway: show what there is
+            return observation
+        allowance = self.count(observation)
+        while allowance >= OBSERVATION_STUB:
+            allowance = allowance * 3 // 4
+            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
+            if fits(cut):
+                return cut
+        return stub
 
     def _limit_words(self, limit: StopReason) -> str:
         if limit == "max_tokens":
