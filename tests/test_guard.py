@@ -1,10 +1,12 @@
+"""The stop guard: what it cuts, what it must never cut, thinking, and the stop sequences."""
+
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from react_text.guard import STOP_SEQUENCES, cut, is_cut
+from react_text.guard import STOP_SEQUENCES, cut, is_cut, split_reasoning, stopped_in_thinking
 
 
 def test_at_most_four_stop_sequences() -> None:
@@ -22,9 +24,12 @@ def test_at_most_four_stop_sequences() -> None:
         ("ACTION: a[b]\nOBSERV", "ACTION: a[b]"),
         ("ACTION: a[b]Obs", "ACTION: a[b]"),
         ("ACTION: a[b] Observ", "ACTION: a[b]"),
+        ("ACTION: a[b]\nObservation：5", "ACTION: a[b]\n"),  # a full-width colon
         ("THOUGHT: my observation is wrong\nACTION: a[b]", "THOUGHT: my observation is wrong\nACTION: a[b]"),
         ("FINAL: jobs", "FINAL: jobs"),
         ("no label here", "no label here"),
+        ("ACTION: python[print(1)] Observation: 1", "ACTION: python[print(1)] "),
+        ("ACTION: lookup train Observation: 89", "ACTION: lookup train "),
     ],
 )
 def test_cut(text: str, kept: str) -> None:
@@ -33,7 +38,40 @@ def test_cut(text: str, kept: str) -> None:
     assert result.kept + result.dropped == text
 
 
-@given(st.text(alphabet="OBSERVATIONobservation: \n]*#x", max_size=200))
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FINAL: Streaming software: OBS",
+        "FINAL: The probe made its first Observation",
+        "FINAL: Check the logs in OBS",
+        "FINAL: The log said Observation: none recorded",
+        "THOUGHT: done\nFinal Answer: the first Observation: blue",
+        "ACTION: python[print('Observation: done')]",
+        "ACTION: search[Observation: deck hours]\n",
+        "ACTION: python[```\nprint('x')\nObservation: not a label here\n```]",
+        "Action: python\nAction Input: print('Observation: done')",
+        "ACTION: f(Observation: x)",
+        "<think>\nI'll call lookup; the Observation: will tell me the price.\n</think>\nACTION: lookup[train]",
+        "<think>\nObservation: 89\nObservation: 145\n</think>\nFINAL: 234",
+        "The tool returned.\nObservation: 89\n</think>\nFINAL: 234",  # all before a lone </think> is reasoning
+        "<think>\nthe Observation: will say",  # an unclosed block runs to the end
+        "<think>\nmaybe\nObs",
+    ],
+)
+def test_never_cut_what_was_written_on_purpose(text: str) -> None:
+    assert cut(text).dropped == ""
+
+
+def test_an_input_that_never_closes_is_cut_like_any_text() -> None:
+    assert cut("ACTION: python[print('Observation: done')").kept == "ACTION: python[print('"
+
+
+def test_a_made_up_observation_after_a_think_block_is_still_cut() -> None:
+    text = "<think>the Observation: will say</think>\nACTION: a[b]\nObservation: 5"
+    assert cut(text).dropped == "Observation: 5"
+
+
+@given(st.text(alphabet="OBSERVATIONobservation: \n]*#x[(<>/thinkACTION", max_size=200))
 @settings(max_examples=500)
 def test_cut_is_idempotent(text: str) -> None:
     once = cut(text).kept
@@ -47,8 +85,69 @@ def test_cut_never_raises_and_keeps_a_prefix(text: str) -> None:
     assert text.startswith(result.kept)
 
 
+@given(
+    st.text(alphabet="abc \n:.,!?-0123456789ACTIONFINALThought", max_size=80),
+    st.sampled_from(STOP_SEQUENCES),
+)
+@settings(max_examples=500)
+def test_each_stop_sequence_fires_only_where_the_guard_cuts(before: str, stop: str) -> None:
+    # Outside thinking and bracketed inputs, the guard cuts at (or before) the label where a server
+    # would stop at a stop sequence: what `stop` saves, the guard would have dropped anyway.
+    text = before + stop + " 42"
+    assert len(cut(text).kept) <= len(before) + 1
+
+
 def test_is_cut_from_an_offset() -> None:
     text = "THOUGHT: x\nACTION: a[b]\nOBSERVATION:"
     assert is_cut(text)
     assert is_cut(text, len(text) - 20)
     assert not is_cut("THOUGHT: x")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<think>\nthe Observation: will tell me",  # still thinking
+        "<think>x</think>\nACTION: python[print('Observation: ",  # an input still open may yet close
+        "FINAL: the log said Observation: none",
+    ],
+)
+def test_is_cut_ignores_thinking_and_open_inputs(text: str) -> None:
+    assert not is_cut(text)
+    assert not is_cut(text, len(text) - 20)
+
+
+@given(st.text(alphabet="OBSERVATIONobservation: \n]*#x[(<>/thinkACTION", max_size=200))
+@settings(max_examples=500)
+def test_a_streaming_abort_is_a_cut(text: str) -> None:
+    if is_cut(text):
+        assert cut(text).dropped != ""
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "rest"),
+    [
+        ("<think>\nplan\n</think>\nFINAL: 3", "plan", "\nFINAL: 3"),
+        ("plan</think>\nFINAL: 3", "plan", "\nFINAL: 3"),
+        ("<think>a</think>x<think>b</think>y", "a\nb", "xy"),
+        ("<think>\nstill going", "still going", ""),
+        ("no thinking", "", "no thinking"),
+        ("<think></think>ACTION: a[b]", "", "ACTION: a[b]"),
+    ],
+)
+def test_split_reasoning(text: str, reasoning: str, rest: str) -> None:
+    assert split_reasoning(text) == (reasoning, rest)
+
+
+@pytest.mark.parametrize(
+    ("text", "stopped"),
+    [
+        ("<think>\nThe user wants the price. I should", True),
+        ("<think>a</think>\n<think>b", True),
+        ("<think>a</think>\nFINAL: 3", False),
+        ("plan</think>\nFINAL: 3", False),
+        ("FINAL: 3", False),
+    ],
+)
+def test_stopped_in_thinking(text: str, stopped: bool) -> None:
+    assert stopped_in_thinking(text) is stopped
