@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from react_text import Agent, RunResult, ScriptedModel
 from react_text.guard import STOP_SEQUENCES, cut, is_cut, split_reasoning, stopped_in_thinking
 
 
@@ -151,3 +152,67 @@ def test_split_reasoning(text: str, reasoning: str, rest: str) -> None:
 )
 def test_stopped_in_thinking(text: str, stopped: bool) -> None:
     assert stopped_in_thinking(text) is stopped
+
+
+# --- through the Agent ---------------------------------------------------------------------------------
+
+
+def python(code: str) -> str:
+    """Run a line of Python (here: say what would run)."""
+    return f"ran {code}"
+
+
+def lookup(item: str) -> str:
+    """Return the price of one item."""
+    return {"train": "89", "hotel": "145"}[item]
+
+
+def _run(replies: list[str]) -> RunResult:
+    model = ScriptedModel(replies)
+    result = Agent(model, tools=[python, lookup]).run("Find out.")
+    model.assert_all_used()
+    return result
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "<think>\nI'll call lookup; the Observation: will tell me the price.\n</think>\nTHOUGHT: I need the price."
+        "\nACTION: lookup[train]",
+        "<think>\nObservation: the last tool said nothing yet.\n</think>\n\nACTION: lookup[train]",
+        "Okay, the Observation: will say.\n</think>\nACTION: lookup[train]",  # the template opened the block
+    ],
+)
+def test_an_observation_label_inside_thinking_is_not_a_format_error(reply: str) -> None:
+    result = _run([reply, "FINAL: 89"])
+    first = result.steps[0]
+    assert first.cut == ""
+    assert first.observation == "89"
+    assert result.answer == "89"
+
+
+@pytest.mark.parametrize("answer", ["Streaming software: OBS", "The probe made its first Observation"])
+def test_an_answer_keeps_its_last_word(answer: str) -> None:
+    result = _run([f"THOUGHT: done\nFINAL: {answer}"])
+    assert result.answer == answer
+    assert result.steps[0].cut == ""
+
+
+def test_an_input_holding_an_observation_label_runs_whole() -> None:
+    result = _run(["THOUGHT: run it\nACTION: python[print('Observation: done')]", "FINAL: done"])
+    assert result.steps[0].observation == "ran print('Observation: done')"
+    assert result.steps[0].cut == ""
+
+
+def test_a_made_up_observation_after_the_input_is_still_cut() -> None:
+    result = _run(["ACTION: python[print(1)]\nObservation: 1\nFINAL: 1", "FINAL: done"])
+    assert result.steps[0].cut == "Observation: 1\nFINAL: 1"
+    assert result.steps[0].observation == "ran print(1)"
+
+
+@pytest.mark.xfail(strict=True, reason="the loop does not yet refuse an input that is not closed (the lead's part)")
+def test_a_truncated_input_is_never_run() -> None:
+    # The guard cuts inside an input that never closes: the parser says closed=False, and the
+    # loop must not run print(' .
+    result = _run(["ACTION: python[print('Observation: done')", "FINAL: done"])
+    assert result.tool_calls == 0
