@@ -35,8 +35,10 @@ All functions are pure and run in time linear in the input.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import regex
 
@@ -45,16 +47,28 @@ STOP_SEQUENCES: tuple[str, ...] = ("\nOBSERVATION:", "\nObservation:", "\n**Obse
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
+
+class Searcher(Protocol):
+    """A compiled pattern of either engine (`re` or the regex module)."""
+
+    def search(self, string: str, pos: int = ..., endpos: int = ...) -> re.Match[str] | regex.Match[str] | None: ...
+
+
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would make every search slow
 # Searched in the text with full-width colons made ASCII (`_colons`): with a literal colon in the
 # pattern, the regex module looks for colons first.
 _LINE_LABEL = rf"(?m:^{_DECOR}{_OBSERVATION}(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:)"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
-# Two patterns, not one alternation: the regex module scans each far faster alone.
-_FULL = (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL))
+# Two patterns, not one alternation: the regex module scans each far faster alone. Each is compiled
+# twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
+_FULL: tuple[tuple[Searcher, Searcher], ...] = (
+    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL)),
+    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL)),
+)
+SHORT = 4096  # characters: a reply up to this long is searched with `re`
 # A line whose text is an answer or an input: a label later on it is part of what was written.
-_WRITTEN_LINE = regex.compile(
+_WRITTEN_LINE = re.compile(
     rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|action[ \t_]+input|tool[ \t_]+input)"
     r"(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：]"
 )
@@ -65,12 +79,10 @@ _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the e
 )
 _TAIL = 64  # the partial pattern never spans more than this many characters
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
-_INPUT_OPEN = regex.compile(
-    r"(?:[Aa][Cc][Tt][Ii][Oo][Nn]|[Tt][Oo][Oo][Ll])(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]"
-)
-_BRACKET_RUNS = {"[": regex.compile(r"\[+|\]+"), "(": regex.compile(r"\(+|\)+")}
-_FENCE_OPEN = regex.compile(r"[ \t]*\n?(?P<fence>`{3,})")
-_CLOSE_AFTER_FENCE = {c: regex.compile(rf"[ \t]*\n?[ \t]*{regex.escape(c)}") for c in "])"}
+_INPUT_OPEN = re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]")
+_BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
+_FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
+_CLOSE_AFTER_FENCE = {c: re.compile(rf"[ \t]*\n?[ \t]*{re.escape(c)}") for c in "])"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +96,7 @@ def cut(text: str) -> Cut:
     spans = thinking(text)
     end = _first_label(_colons(text), 0, spans, pending=False)
     # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
-    while not _inside(spans, end - 1):
+    while not _inside(spans, end - 1) and "obs" in text[max(0, end - _TAIL) : end].lower():
         tail = _PARTIAL.search(text, max(0, end - _TAIL), end)
         if tail is None:
             break
@@ -220,15 +232,22 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
 
     `pending`: an input that has not closed (yet) protects what follows its bracket.
     """
-    found: list[regex.Match[str] | None] = [None, None]
+    if "observation" not in text[since:].lower():  # the common case: no label at all
+        return len(text)
+    patterns = _FULL[len(text) > SHORT]
+    found: list[tuple[int, re.Match[str] | regex.Match[str] | None]] = [(-1, None), (-1, None)]
     inputs: Iterator[tuple[int, int | None]] | None = None
     current: tuple[int, int | None] | None = None
     pos = since
     while True:
-        for i, pattern in enumerate(_FULL):
-            if (m := found[i]) is None or m.start() < pos:
-                found[i] = pattern.search(text, pos)
-        starts = [m.start() for m in found if m is not None]
+        starts = []
+        for i, pattern in enumerate(patterns):
+            origin, m = found[i]
+            if origin == -1 or (m is not None and m.start() < pos):  # a pattern that found none stays done
+                m = pattern.search(text, pos)
+                found[i] = (pos, m)
+            if m is not None:
+                starts.append(m.start())
         if not starts:
             return len(text)
         at = min(starts)

@@ -48,7 +48,7 @@ import functools
 import json
 import re
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import regex
@@ -111,53 +111,61 @@ _NUMBER = r"(?:[ \t]*\d{1,4})?"
 # At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
 # with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
 # module scans each far faster alone.)
-_LINE_LABEL = regex.compile(
+_LINE_LABEL = (
     rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(list(_LABELS))}){_NUMBER}"
     r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*)"
 )
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
 # sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
-_INLINE_LABEL = regex.compile(
+_INLINE_LABEL = (
     r"(?<=[ \t.,;!?)\]\"'`*a-z0-9])"
     r"(?P<word>Action[ \t]+Input|Tool[ \t]+Input|Final[ \t]+Answer|Action|ACTION|FINAL(?:[ \t]+ANSWER)?)[ \t]*:[ \t]*"
 )
-_SPACES = regex.compile(r"[ \t_]+")
-_DECORATION = regex.compile(r"[`'\"*]{0,3}")
-_IDENTIFIER = regex.compile(r"[A-Za-z_][\w.\-]{0,63}")
-_TRAILING_IDENTIFIER = regex.compile(r"[A-Za-z_][\w.\-]{0,63}[ \t]*\Z")
-_OPEN = regex.compile(r"[ \t]*[\[(]")
-_BRACKET = regex.compile(r"[\[(]")
+# Each compiled twice: `re` is faster per call on a short reply, the regex module far faster on a
+# long one (guard.SHORT says which is which).
+_LABEL_PATTERNS: tuple[tuple[guard.Searcher, guard.Searcher], ...] = (
+    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL)),
+    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL)),
+)
+_SPACES = re.compile(r"[ \t_]+")
+_DECORATION = re.compile(r"[`'\"*]{0,3}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_TRAILING_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}[ \t]*\Z")
+_OPEN = re.compile(r"[ \t]*[\[(]")
+_BRACKET = re.compile(r"[\[(]")
 # What leads from a tool name to its input label: a description in parentheses, decoration, line
 # breaks, then "Action Input:" / "Tool Input:" / "Input:" (also when glued: "SearchToolAction Input:").
-_INPUT_LABEL = regex.compile(
+_INPUT_LABEL = re.compile(
     rf"(?i)[`'\"*.]{{0,3}}[ \t]*(?:\([^()\n]{{0,200}}\))?[ \t*_`'\".]*(?:\n[ \t]*)*{_DECOR}"
     r"(?:(?:action|tool)[ \t_]*)?input(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*"
 )
 # "Action: None", "Action: I have the final answer": no tool, the answer follows.
-_NO_ACTION = regex.compile(
+_NO_ACTION = re.compile(
     r"(?i)[\s`'\"*]*(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]+(?:needed|required))?"
     r"|(?:[^\n]{0,40}[ \t])?final[ \t]+answer)[\s`'\".*!]*"
 )
 _NO_TOOLS = frozenset({"none", "n/a", "na", "null", "nil", "nothing"})
-_FENCE = regex.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
-_FENCE_TAIL = regex.compile(r"[ \t]*\n?[ \t]*(?:`{3,}|~{3,})")
+_FENCE = re.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
+_FENCE_TAIL = re.compile(r"[ \t]*\n?[ \t]*(?:`{3,}|~{3,})")
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
 _JSON_NESTED = 2048  # a JSON object up to this size is also searched inside for a blob
 _CALL_TRIES = 8  # at most this many brackets on an action line are tried as a call
-_LABEL_LIKE = regex.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
-_BARE_LABEL = regex.compile(r"[^\W\d]\w{0,30}[ \t]*[:：]")
-_STRICT_TOOL = regex.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
+_LABEL_LIKE = re.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
+_BARE_LABEL = re.compile(r"[^\W\d]\w{0,30}[ \t]*[:：]")
+_STRICT_TOOL = re.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
 _STRICT = regex.compile(r"(?m)^(?P<word>THOUGHT|ACTION|FINAL):[ \t]?")
 # The canonical reply, read in one match (the `re` module: faster than `regex` for this). Nothing in
 # it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
-# tolerant path would; anything else takes that path.
+# tolerant path would (a property test checks it); anything else takes that path. Possessive
+# repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
 _CANONICAL = re.compile(
-    r"(?:[ \t]*\n)*+[ \t]{0,12}(?:THOUGHT:[ \t]*(?P<thought>[^\n:：<\[\]`]*)\n(?:[ \t]*\n)*+[ \t]{0,12})?"
-    r"(?:ACTION:[ \t]*(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*)\]"
-    r"|FINAL:[ \t]*(?P<answer>[^\n:：<\[\]`]*))(?P<rest>[ \t\n]*)\Z"
+    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
+    r"(?:ACTION:[ \t]*(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
+    r"|FINAL:[ \t]*(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
 )
 _QUOTES = "\"'`"
+_Match = re.Match[str] | regex.Match[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +246,10 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
     if isinstance(parsed, ParseError) or readable == text:
         return parsed
     # `discarded` is a suffix of what was read; make it the same suffix of the reply as written.
-    return replace(parsed, discarded=text[_position(pieces, len(readable) - len(parsed.discarded)) :])
+    discarded = text[_position(pieces, len(readable) - len(parsed.discarded)) :]
+    if isinstance(parsed, Final):
+        return Final(parsed.answer, parsed.thought, discarded)
+    return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
 def _error(reason: ParseErrorReason, thought: str = "") -> ParseError:
@@ -276,7 +287,7 @@ def _position(pieces: list[tuple[int, int]], index: int) -> int:
 
 def _canonical(text: str, names: _Names | None) -> Action | Final | None:
     """The canonical reply, read fast; None for anything else (the tolerant path then reads it)."""
-    m = _CANONICAL.match(text)
+    m = _CANONICAL.match(text) if len(text) <= guard.SHORT else None
     if m is None:
         return None
     thought = _plain(m.group("thought") or "")
@@ -312,12 +323,13 @@ class _Labels:
 
     def __init__(self, text: str) -> None:
         self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
-        self.found: list[tuple[int, regex.Match[str] | None]] = [(-1, None), (-1, None)]
+        self.patterns = _LABEL_PATTERNS[len(text) > guard.SHORT]
+        self.found: list[tuple[int, _Match | None]] = [(-1, None), (-1, None)]
 
-    def next(self, pos: int) -> regex.Match[str] | None:
+    def next(self, pos: int) -> _Match | None:
         """The first label that starts at or after `pos`."""
-        best: regex.Match[str] | None = None
-        for i, pattern in enumerate((_LINE_LABEL, _INLINE_LABEL)):
+        best: _Match | None = None
+        for i, pattern in enumerate(self.patterns):
             origin, m = self.found[i]
             if origin == -1 or origin > pos or (m is not None and m.start() < pos):
                 m = pattern.search(self.text, pos)
@@ -327,8 +339,13 @@ class _Labels:
         return best
 
 
-def _label_kind(m: regex.Match[str]) -> Kind:
-    return _LABELS.get(_SPACES.sub("_", m.group("word").casefold()), "final")
+def _label_kind(m: _Match) -> Kind:
+    return _kind_of(m.group("word"))
+
+
+@functools.lru_cache(maxsize=256)
+def _kind_of(word: str) -> Kind:
+    return _LABELS.get(_SPACES.sub("_", word.casefold()), "final")
 
 
 def _sections(text: str, labels: _Labels) -> Iterator[_Section]:
@@ -406,6 +423,8 @@ def _answer(text: str, start: int, end: int) -> tuple[str, int]:
 
 def _only_labels(answer: str) -> bool:
     """An "answer" that is nothing but bare labels ("FINISH:\n\nFINISH:") holds no answer."""
+    if ":" not in answer and "：" not in answer:
+        return False
     if not _BARE_LABEL.fullmatch(answer.partition("\n")[0].strip()):
         return False
     return all(_BARE_LABEL.fullmatch(line.strip()) for line in answer.splitlines() if line.strip())
