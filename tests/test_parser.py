@@ -473,3 +473,21 @@ def test_dialects_run_their_tool_with_the_input_as_written(reply: str, observati
 def test_no_action_then_the_answer_ends_the_run(reply: str) -> None:
     result = _run([reply], ("search",))
     assert (result.answer, result.stop_reason, result.tool_calls) == ("234", "final", 0)
+
+
+registered_names = st.from_regex(r"[A-Za-z加法工具][A-Za-z0-9_.\- 加法]{0,16}[A-Za-z0-9法]", fullmatch=True).filter(
+    lambda name: "  " not in name
+)
+
+
+@given(tool=registered_names, value=st.text(max_size=100))
+@settings(max_examples=500)
+def test_round_trip_with_registered_names(tool: str, value: str) -> None:
+    from hypothesis import assume
+
+    from react_text.guard import cut
+    from react_text.parser import render_action
+
+    text = render_action(tool, value)
+    assume(cut(text).dropped == "" and "<think>" not in value and "</think>" not in value)
+    assert parse(text, tools=(tool, "other tool")) == Action(tool, value)
