@@ -130,6 +130,7 @@ _LABEL_PATTERNS: tuple[tuple[guard.Searcher, guard.Searcher], ...] = (
 _SPACES = re.compile(r"[ \t_]+")
 _DECORATION = re.compile(r"[`'\"*]{0,3}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
 _TRAILING_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}[ \t]*\Z")
 _OPEN = re.compile(r"[ \t]*[\[(]")
 _BRACKET = re.compile(r"[\[(]")
@@ -236,7 +237,7 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
 
     `tools`: the registered tool names, matched wherever a name is expected.
     """
-    names = _names(tuple(tools)) if tools else None
+    names = _names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
     if not strict and (fast := _canonical(text, names)) is not None:
         return fast
     readable, pieces = _readable(text)
@@ -480,7 +481,7 @@ def _name_at(text: str, pos: int, limit: int, names: _Names | None) -> tuple[str
     pos = decoration.end() if decoration is not None else pos
     if names is not None and (registered := names.at(text, pos)) is not None:
         return registered
-    m = _IDENTIFIER.match(text, pos, limit)
+    m = _FINAL_NAME.match(text, pos, limit) or _IDENTIFIER.match(text, pos, limit)
     if m is None:
         return None
     return (names.lookup(m.group()) if names is not None else m.group()), m.end()

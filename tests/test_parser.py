@@ -234,6 +234,10 @@ def test_reserved_names_are_a_final_answer_only_when_not_registered(name: str) -
     assert parse(blob, tools=(name,)) == Action(name, "x")
 
 
+def test_one_name_given_as_a_string_is_one_name() -> None:
+    assert parse("ACTION: Use Requests[u]", tools="Use Requests") == Action("Use Requests", "u")
+
+
 def test_every_parser_takes_the_registered_names() -> None:
     from react_text.parser import PARSERS
 
@@ -263,6 +267,8 @@ def test_every_parser_takes_the_registered_names() -> None:
         ("Action: none\nAction Input: none\nFinal Answer: 234", Final("234")),
         ("Thought: done\nAction: I have the final answer\nFinal Answer: 234", Final("234")),
         ("Action: N/A\nThought: no tool needed\nFinal Answer: Paris", Final("Paris")),
+        ("Action: Final Answer\nAction Input: 234", Final("234")),
+        ("Action: final_answer[234]", Final("234")),
         ("Action: lookup (find a price)\nAction Input: train\n", Action("lookup", "train")),
     ],
 )
