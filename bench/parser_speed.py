@@ -80,6 +80,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "ACTION: f[ + junk": lambda n: "ACTION: f[" + _junk(n),
     "Action Input: + junk": lambda n: "Action: f\nAction Input: " + _junk(n),
     "ACTION: + Observation": lambda n: "ACTION: " * (n // 8) + "\nObservation: 1",
+    "Thought: on lines": lambda n: "Thought: x\n" * (n // 11),
+    "labels in thinking": lambda n: "<think>Observation: x</think>" * (n // 29),
 }
 
 

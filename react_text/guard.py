@@ -78,6 +78,7 @@ _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the e
     rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
 _TAIL = 64  # the partial pattern never spans more than this many characters
+_SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
 _INPUT_OPEN = re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]")
 _BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
@@ -239,7 +240,7 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
     inputs: Iterator[tuple[int, int | None]] | None = None
     current: tuple[int, int | None] | None = None
     pos = since
-    while True:
+    for _ in range(_SKIPS + 1):
         starts = []
         for i, pattern in enumerate(patterns):
             origin, m = found[i]
@@ -274,3 +275,4 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
             if pending:
                 return len(text)
         return at
+    return at  # past _SKIPS labels written on purpose, the next one is cut at: such a reply is junk

@@ -11,14 +11,17 @@ The canonical form, and what the tolerant default also reads:
                                                  code fence or in quotes; "(" ")" also accepted
                | tool ["(" description ")"]  ACTION INPUT: input     (LangChain/MRKL, Haystack)
                | JSON blob, bare or fenced        {"action": t, "action_input": i} and kin
-               | Finish[answer]                   the ReAct paper's final answer
-               | None  then  FINAL ANSWER: ...    "no action" followed by the answer is the answer
+               | Finish[answer]                   the ReAct paper's final answer (also answer[...],
+                                                 final_answer[...], Final Answer + Action Input)
+               | None  then  FINAL ANSWER: ...    "no action" (None, N/A, "I have the final answer")
+                                                 followed by the answer is the answer
 
 With no labelled directive, a JSON action blob anywhere in the reply is read. Upper-case `ACTION:`
 and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`) also count later on
 a line, after a space or glued to a sentence ("...search.Action:SearchToolAction Input:{...}").
 The first directive wins; the text after it is returned as `discarded`, exactly as written.
-Thinking is dropped and everything from a made-up observation on is cut first (see `guard`).
+Thinking is dropped (of an unclosed <think>, only the tag) and everything from a made-up
+observation on is cut first (see `guard`).
 
 What an action carries:
 - `tool`: a registered name when `tools` are given and one matches where a name is expected
@@ -35,7 +38,8 @@ What an action carries:
   that runs to the very end of the reply with no line break after it, a fence never closed.
 
 `parse(text, strict=True)` reads only the canonical form: upper-case labels at a line start, no
-decoration, `tool[input]` with nothing after the closing bracket.
+decoration, `tool[input]` with nothing after the closing bracket (a registered name exactly as
+registered, or an identifier).
 
 Speed: a canonical reply is matched by one anchored regular expression first (a few microseconds);
 everything else goes through the sections. Every search is bounded or advances, so a reply costs
@@ -111,22 +115,39 @@ _NUMBER = r"(?:[ \t]*\d{1,4})?"
 # At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
 # with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
 # module scans each far faster alone.)
-_LINE_LABEL = (
-    rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(list(_LABELS))}){_NUMBER}"
-    r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*)"
-)
+
+
+def _line_label(words: list[str]) -> str:
+    return (
+        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}){_NUMBER}"
+        r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*)"
+    )
+
+
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
 # sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
-_INLINE_LABEL = (
-    r"(?<=[ \t.,;!?)\]\"'`*a-z0-9])"
-    r"(?P<word>Action[ \t]+Input|Tool[ \t]+Input|Final[ \t]+Answer|Action|ACTION|FINAL(?:[ \t]+ANSWER)?)[ \t]*:[ \t]*"
+_INLINE_WORDS = ["Action Input", "Tool Input", "Final Answer", "Action", "ACTION", "FINAL ANSWER", "FINAL"]
+
+
+def _inline_label(words: list[str]) -> str:
+    alternatives = "|".join(w.replace(" ", r"[ \t]+") for w in words)
+    return rf"(?<=[ \t.,;!?)\]\"'`*a-z0-9])(?P<word>{alternatives})[ \t]*:[ \t]*"
+
+
+def _compiled(line: str, inline: str) -> tuple[tuple[guard.Searcher, guard.Searcher], ...]:
+    """Each pattern compiled twice: `re` is faster per call on a short reply, the regex module far
+    faster on a long one (guard.SHORT says which is which)."""
+    return (re.compile(line), re.compile(inline)), (regex.compile(line), regex.compile(inline))
+
+
+_LABEL_PATTERNS = _compiled(_line_label(list(_LABELS)), _inline_label(_INLINE_WORDS))
+# Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
+# for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
+_DIRECTIVE_PATTERNS = _compiled(
+    _line_label([w for w, kind in _LABELS.items() if kind in ("action", "final")]),
+    _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
 )
-# Each compiled twice: `re` is faster per call on a short reply, the regex module far faster on a
-# long one (guard.SHORT says which is which).
-_LABEL_PATTERNS: tuple[tuple[guard.Searcher, guard.Searcher], ...] = (
-    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL)),
-    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL)),
-)
+_SECTIONS = 64
 _SPACES = re.compile(r"[ \t_]+")
 _DECORATION = re.compile(r"[`'\"*]{0,3}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
@@ -324,8 +345,14 @@ class _Labels:
 
     def __init__(self, text: str) -> None:
         self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
-        self.patterns = _LABEL_PATTERNS[len(text) > guard.SHORT]
+        self.long = len(text) > guard.SHORT
+        self.patterns = _LABEL_PATTERNS[self.long]
         self.found: list[tuple[int, _Match | None]] = [(-1, None), (-1, None)]
+
+    def next_directive(self, pos: int) -> _Match | None:
+        """The first action or answer label that starts at or after `pos` (one search each)."""
+        found = [m for p in _DIRECTIVE_PATTERNS[self.long] if (m := p.search(self.text, pos)) is not None]
+        return min(found, key=_match_start, default=None)
 
     def next(self, pos: int) -> _Match | None:
         """The first label that starts at or after `pos`."""
@@ -340,6 +367,10 @@ class _Labels:
         return best
 
 
+def _match_start(m: _Match) -> int:
+    return m.start()
+
+
 def _label_kind(m: _Match) -> Kind:
     return _kind_of(m.group("word"))
 
@@ -350,11 +381,20 @@ def _kind_of(word: str) -> Kind:
 
 
 def _sections(text: str, labels: _Labels) -> Iterator[_Section]:
-    """The labelled sections of a reply, in order, found lazily: parsing stops at the first directive."""
+    """The labelled sections of a reply, in order, found lazily: parsing stops at the first directive.
+
+    After _SECTIONS sections that are no directive, the next directive is searched for directly.
+    """
     m = labels.next(0)
+    others = 0
     while m is not None:
         following = labels.next(m.end())
-        yield _Section(_label_kind(m), m.start(), m.end(), following.start() if following is not None else len(text))
+        kind = _label_kind(m)
+        yield _Section(kind, m.start(), m.end(), following.start() if following is not None else len(text))
+        if kind not in ("action", "final"):
+            others += 1
+            if others >= _SECTIONS and following is not None:
+                following = labels.next_directive(following.start())
         m = following
 
 
@@ -364,7 +404,10 @@ def _parse_tolerant(text: str, names: _Names | None) -> Parsed:
     sections = _sections(text, labels)
     for section in sections:
         if section.kind == "thought":
-            thoughts = [*(thoughts or []), text[section.start : section.end].strip()]
+            if thoughts is None:
+                thoughts = []
+            if len(thoughts) < _SECTIONS:
+                thoughts.append(text[section.start : section.end].strip())
             continue
         if section.kind not in ("final", "action"):
             continue
@@ -432,9 +475,7 @@ def _only_labels(answer: str) -> bool:
 
 
 def _read_action(text: str, section: _Section, labels: _Labels, thought: str, names: _Names | None) -> Parsed:
-    start = section.start
-    while start < section.end and text[start] in " \t\r\n":
-        start += 1
+    start = min(_skip_space(text, section.start), section.end)
     brace = _blob_start(text, start, section.end)
     if brace is not None:  # a JSON blob, bare or fenced (LangChain structured chat, smolagents)
         found = _decoded_blob(text, brace, thought, names)
@@ -463,9 +504,7 @@ def _blob_start(text: str, start: int, end: int) -> int | None:
     if text.startswith(("```", "~~~"), start):
         line_end = text.find("\n", start, end)
         if line_end != -1:
-            pos = line_end + 1
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
+            pos = _skip_space(text, line_end + 1)
             if text.startswith("{", pos):
                 return pos
     return None

@@ -63,6 +63,14 @@ def test_never_cut_what_was_written_on_purpose(text: str) -> None:
     assert cut(text).dropped == ""
 
 
+def test_past_64_labels_written_on_purpose_the_guard_cuts_anyway() -> None:
+    # A reply that quotes the label 65 times is junk; skipping each would make the guard's cost grow
+    # with the number of labels, so after 64 it cuts.
+    block = "<think>Observation: x</think>"
+    assert cut(block * 64 + "FINAL: 1").dropped == ""
+    assert cut(block * 65 + "FINAL: 1").kept == block * 64 + "<think>"
+
+
 def test_an_input_that_never_closes_is_cut_like_any_text() -> None:
     assert cut("ACTION: python[print('Observation: done')").kept == "ACTION: python[print('"
 

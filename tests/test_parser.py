@@ -99,6 +99,19 @@ def test_never_raises_on_protocol_shaped_noise(text: str) -> None:
         "Obs" * 33_000,
         "```\n" * 25_000,
         "FINAL   " + " " * 100_000,
+        "ACTION:" * 14_000,
+        "Action:" * 14_000,
+        "ACTION:\n" * 12_500,
+        "THOUGHT: x" + " \n\t" * 33_000,
+        "x[" * 50_000,
+        "x[\n" * 33_000,
+        "ACTION: x[" * 10_000,
+        "ACTION: x[\n" * 9_000,
+        "Thought: x\n" * 9_000,
+        "Action: None\n" + "Thought: x\n" * 9_000,
+        "<think>Observation: x</think>" * 3_400,
+        "ACTION: a[Observation: x] " * 3_800,
+        "FINAL: a Observation: b\n" * 4_000,
     ],
     ids=[
         "brackets",
@@ -111,6 +124,19 @@ def test_never_raises_on_protocol_shaped_noise(text: str) -> None:
         "obs",
         "fences",
         "final-spaces",
+        "ACTION-one-line",
+        "Action-one-line",
+        "ACTION-lines",
+        "whitespace-mix",
+        "x[-one-line",
+        "x[-lines",
+        "ACTION-x[-one-line",
+        "ACTION-x[-lines",
+        "thought-lines",
+        "none-then-thoughts",
+        "observations-in-thinking",
+        "observations-in-inputs",
+        "observations-in-answers",
     ],
 )
 def test_adversarial_100kb_replies_finish(text: str) -> None:
@@ -388,6 +414,15 @@ def test_the_fast_path_reads_as_the_full_reading(
     # An empty think block in front sends the same reply through the full reading.
     assert parse(text) == parse("<think></think>" + text)
     assert parse(text, tools=(tool, "other")) == parse("<think></think>" + text, tools=(tool, "other"))
+
+
+def test_a_directive_after_many_sections_is_found() -> None:
+    text = "Thought: step\n" * 200 + "Task: again\n" * 100 + "ACTION: lookup[train]"
+    parsed = parse(text)
+    assert isinstance(parsed, Action)
+    assert (parsed.tool, parsed.input) == ("lookup", "train")
+    assert parsed.thought == "\n".join(["step"] * 64)  # the thoughts kept are the first 64
+    assert parse("Action: None\n" + "Thought: x\n" * 500 + "Final Answer: 3") == Final("3")
 
 
 def test_a_canonical_reply_is_read_whole() -> None:
