@@ -7,8 +7,8 @@ The common case: replies a second on canonical replies (the form the prompt teac
 ten realistic replies (canonical, completion-mode, markdown, LangChain ReAct, a fenced JSON blob, a
 made-up observation, a <think> block, chatter after the answer), and on the whole corpus
 (tests/data/replies.jsonl, with each row's tool names). The worst case: milliseconds for one
-100 KB reply of each adversarial shape issue 13 names (target: at most 10 ms for the tolerant
-parser), and the tolerant parser's growth exponent from 10 KB to 1 MB (the slope of log(time)
+100 KB reply of each adversarial shape issue 13 names, and a few more (target: at most 10 ms for
+the tolerant parser), and the tolerant parser's growth exponent from 10 KB to 1 MB (the slope of log(time)
 against log(size): 1.0 is linear).
 
 Peers are not dependencies: with REACT_TEXT_PEERS_PYTHON naming the Python of a venv that has
@@ -80,6 +80,9 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "ACTION: f[ + junk": lambda n: "ACTION: f[" + _junk(n),
     "Action Input: + junk": lambda n: "Action: f\nAction Input: " + _junk(n),
     "ACTION: + Observation": lambda n: "ACTION: " * (n // 8) + "\nObservation: 1",
+    "{{{{": lambda n: "{" * n,
+    "unclosed fences": lambda n: "ACTION: f[" + "```\n" * (n // 4),
+    "Obs runs": lambda n: "Obs " * (n // 4),
     "Thought: on lines": lambda n: "Thought: x\n" * (n // 11),
     "labels in thinking": lambda n: "<think>Observation: x</think>" * (n // 29),
 }

@@ -18,7 +18,9 @@ and never what the model wrote on purpose:
     a word at the end of a sentence                     FINAL: Streaming software: OBS
 
 An input that never closes is cut like any other text: the parser then reads it as not closed
-(`Action.closed` is False), and the loop does not run a truncated input.
+(`Action.closed` is False), and the loop does not run a truncated input. After passing over 64
+labels written on purpose, the guard cuts at the next one: a reply that quotes the label that
+often is junk, and the cost stays linear.
 
 STOP_SEQUENCES, sent to servers as `stop`: a server cuts at them blindly, inside an input or an
 answer alike, and what it cuts is lost for good; the guard here is the real cut and `stop` only
