@@ -84,6 +84,7 @@ def test_never_raises(text: str) -> None:
 @settings(max_examples=500)
 def test_never_raises_on_protocol_shaped_noise(text: str) -> None:
     assert isinstance(parse(text), Action | Final | ParseError)
+    assert isinstance(parse(text, tools=("Search Tool", "answer", "加法", "")), Action | Final | ParseError)
 
 
 @pytest.mark.parametrize(
@@ -235,6 +236,22 @@ def test_registered_names_are_read_where_a_name_is_expected(text: str, tool: str
     parsed = parse(text, tools=NAMES)
     assert isinstance(parsed, Action), parsed
     assert (parsed.tool, parsed.input) == (tool, value)
+
+
+PIECES = [
+    "Action:", "Action Input:", "Tool:", "Tool Input:", "ACTION:", "FINAL:", "Final Answer:", "Thought:", "None",
+    "Wikipedia Research Tool", "Use Requests", "get-weather", "加法", "Search Tool", "add", "answer", "[", "]", "(",
+    ")", "{", "}", '"', "'", "```", "\n", " ", "Observation:", "<think>", "</think>", "x", "1, 2", '{"action": ',
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+@settings(max_examples=1000)
+def test_never_raises_with_registered_names(text: str) -> None:
+    parsed = parse(text, tools=NAMES)
+    assert isinstance(parsed, Action | Final | ParseError)
+    if isinstance(parsed, Action | Final):
+        assert text.endswith(parsed.discarded)
 
 
 def test_a_registered_name_is_not_the_start_of_a_longer_one() -> None:
