@@ -422,7 +422,6 @@ def _parse_tolerant(text: str, names: _Names | None) -> Parsed:
                     return _read_final(text, later, thought)
                 if later.kind not in ("input", "thought"):
                     break
-            return found if isinstance(found, ParseError) else _error("bad_action", thought)
         return found
     blob = _json_directive(text, 0, len(text), "", names)
     if blob is not None:

@@ -329,7 +329,6 @@ def test_dialects(text: str, expected: Action | Final) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "Action: None\nAction Input: x",  # no action and no answer
         "Action: lookup\nFinal Answer: 89",  # a tool with no input, then an answer: ambiguous
         "ACTION: fetch-https://example.com\nFINAL: I need the title.",
         "Answer:\n\nFINISH:\n\nFINISH:",  # an answer made of bare labels holds no answer
@@ -337,6 +336,12 @@ def test_dialects(text: str, expected: Action | Final) -> None:
 )
 def test_unreadable_dialect_shapes_are_errors(text: str) -> None:
     assert isinstance(parse(text), ParseError)
+
+
+def test_no_action_without_an_answer_after_it_is_read_as_written() -> None:
+    # The loop then says there is no tool None, and lists the tools.
+    assert parse("Action: None\nAction Input: x\n") == Action("None", "x", discarded="\n")
+    assert parse("ACTION: NA[]") == Action("NA", "")
 
 
 # --- closed: whether the input had a definite end ------------------------------------------------------
