@@ -73,7 +73,7 @@ def test_completion_transcript_grows_at_the_end(run: Any, tools: list[object]) -
 
 def test_stop_sequences_are_sent(run: Any, tools: list[object]) -> None:
     model, _ = run(["FINAL: 1"], tools)
-    assert "OBSERVATION:" in model.calls[0].stop
+    assert any("OBSERVATION:" in stop for stop in model.calls[0].stop)
 
 
 def test_made_up_observation_is_cut_and_the_real_one_fed_back(run: Any, tools: list[object]) -> None:
