@@ -303,7 +303,9 @@ class _Protocol:
         reasoning, visible = guard.split_reasoning(reply.text)
         reasoning = "\n".join(r for r in (reply.reasoning or "", reasoning) if r)
         cut = guard.cut(visible)
-        read = cut.kept if self.chat else THOUGHT_CUE + cut.kept
+        # A completion reply continues the THOUGHT: cue; one that starts with a label at once
+        # ("FINAL: 89") is read as if a space came first.
+        read = cut.kept if self.chat else THOUGHT_CUE + ("" if cut.kept[:1].isspace() else " ") + cut.kept
         parsed = self.agent.parser(read, tools=self.names)
         acted = _acted(read, parsed)
         if not self.chat:

@@ -112,13 +112,6 @@ def observe(fn: Any, reply: str) -> str | None:
     return result.steps[0].observation
 
 
-NEEDS_PARSER = pytest.mark.xfail(
-    strict=True, reason="until the parser branch is merged: the parser keeps a JSON action_input as written"
-)
-NEEDS_PARSER_AND_LOOP = pytest.mark.xfail(
-    strict=True, reason="until the parser and loop branches are merged: a registered tool named answer is a tool"
-)
-
 # Issue 12's table, row by row, then the conversions it lists.
 TABLE = [
     pytest.param(now, "ACTION: now[]", shown("now"), id="now[]"),
@@ -132,7 +125,6 @@ TABLE = [
         '{"action": "search", "action_input": {"limit": 3}}',
         refused(search, "query is missing"),
         id="blob-missing-query",
-        marks=NEEDS_PARSER,
     ),
     pytest.param(
         flag,
@@ -146,7 +138,6 @@ TABLE = [
         "ACTION: answer[refund window?]",
         shown("answer", "refund window?"),
         id="tool-named-answer",
-        marks=NEEDS_PARSER_AND_LOOP,
     ),
     # the conversions
     pytest.param(now, "ACTION: now[ ]", shown("now"), id="now-blank"),

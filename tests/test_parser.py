@@ -456,10 +456,6 @@ def test_a_canonical_reply_is_read_whole() -> None:
 
 # --- through the Agent ---------------------------------------------------------------------------------
 
-# The loop does not yet hand the agent's tool names to the parser (the lead wires `tools=`); these
-# cases need it, and pass once it is done (strict: an unexpected pass fails, so the marker goes).
-NEEDS_TOOLS_WIRED = pytest.mark.xfail(strict=True, reason="the loop passes no tools= to the parser yet")
-
 
 def _echo(name: str) -> Tool:
     def run(text: str) -> str:
@@ -481,19 +477,16 @@ def _run(replies: list[str], names: tuple[str, ...]) -> RunResult:
         pytest.param(
             "Thought: look it up\nAction: Wikipedia Research Tool\nAction Input: Frank Herbert",
             "Wikipedia Research Tool got 'Frank Herbert'",
-            marks=NEEDS_TOOLS_WIRED,
         ),
         pytest.param(
-            "Action: Use Requests\nAction Input: https://example.com\n",
-            "Use Requests got 'https://example.com'",
-            marks=NEEDS_TOOLS_WIRED,
+            "Action: Use Requests\nAction Input: https://example.com\n", "Use Requests got 'https://example.com'"
         ),
-        pytest.param('Tool: Search Tool Input: "cats"', "Search Tool got 'cats'", marks=NEEDS_TOOLS_WIRED),
-        pytest.param("ACTION: 加法[1, 2]", "加法 got '1, 2'", marks=NEEDS_TOOLS_WIRED),
+        pytest.param('Tool: Search Tool Input: "cats"', "Search Tool got 'cats'"),
+        pytest.param("ACTION: 加法[1, 2]", "加法 got '1, 2'"),
         pytest.param("Action: add (add two numbers)\nAction Input: 2, 3\n", "add got '2, 3'"),
         pytest.param("ACTION: get-weather[Paris]", "get-weather got 'Paris'"),
         pytest.param("ACTION: fs.read_file[notes/todo.txt]", "fs.read_file got 'notes/todo.txt'"),
-        pytest.param("ACTION: answer[refund window?]", "answer got 'refund window?'", marks=NEEDS_TOOLS_WIRED),
+        pytest.param("ACTION: answer[refund window?]", "answer got 'refund window?'"),
     ],
 )
 def test_registered_names_run_their_tool(reply: str, observation: str) -> None:
