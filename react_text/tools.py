@@ -15,16 +15,13 @@ result that is not text). `truncate` cuts a long result to its allowance, exactl
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import json
 import math
-import queue
 import re
-import threading
 import typing
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from . import binding, prompting
@@ -114,84 +111,15 @@ def listing(tools: Iterable[Tool]) -> str:
 
 
 def call(t: Tool, text: str) -> str:
-    """Run the tool on an input text and return the observation text. Never raises.
-
-    An input the tool cannot take is refused (binding.Refusal) without running it. An `async def`
-    tool is run to completion (in its worker thread when it has a time limit).
+    """Run the tool on an input text as a run would, under its own time limit; the observation
+    text. Never raises. An input the tool cannot take is refused (binding.Refusal) without running it.
     """
+    from . import calls  # calls imports this module
+
     bound = binding.bind(t, text)
     if isinstance(bound, binding.Refusal):
         return bound.message
-
-    def target() -> object:
-        value = t.fn(*bound.args, **bound.kwargs)
-        return asyncio.run(_awaited(value)) if inspect.isawaitable(value) else value
-
-    # The tool boundary: whatever a user's tool raises becomes an observation.
-    try:
-        value = target() if t.timeout is None else _worker().run(target, t.timeout)
-    except _TimedOut:
-        return prompting.render("corrections/tool_timeout", tool=t.name, seconds=t.timeout)
-    except Exception as exc:  # noqa: BLE001
-        return prompting.render("corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc)
-    return as_text(t.name, value)
-
-
-async def _awaited(value: Awaitable[object]) -> object:
-    return await value
-
-
-class _TimedOut(Exception):
-    pass
-
-
-class _Worker:
-    """One daemon thread that runs tool calls with a time limit, reused from call to call.
-
-    Starting a thread a call costs more than the rest of a step; handing work to a waiting one
-    costs a few microseconds. A call that overruns is abandoned with its thread (daemon, so it
-    cannot keep the process alive) and the next call gets a new worker.
-    """
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], object], queue.SimpleQueue[tuple[bool, object]]]] = (
-            queue.SimpleQueue()
-        )
-        self.busy = False
-        threading.Thread(target=self._serve, name="react-text-tools", daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            job, answer = self._jobs.get()
-            try:
-                answer.put((True, job()))
-            except Exception as exc:  # noqa: BLE001 - carried back to the caller, who decides
-                answer.put((False, exc))
-
-    def run(self, job: Callable[[], object], timeout: float) -> object:
-        answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
-        self.busy = True
-        self._jobs.put((job, answer))
-        try:
-            ok, value = answer.get(timeout=timeout)
-        except queue.Empty:
-            raise _TimedOut from None  # self.busy stays True: this worker is abandoned
-        self.busy = False
-        if not ok:
-            assert isinstance(value, BaseException)
-            raise value
-        return value
-
-
-_workers = threading.local()
-
-
-def _worker() -> _Worker:
-    """This thread's tool worker; a new one if the last was abandoned to a hung tool."""
-    worker: _Worker | None = getattr(_workers, "current", None)
-    if worker is None or worker.busy:
-        worker = _workers.current = _Worker()
-    return worker
+    return calls.call(t, bound, t.timeout).text
 
 
 def as_text(name: str, value: object) -> str:
