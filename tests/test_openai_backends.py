@@ -672,6 +672,58 @@ def test_a_context_error_inside_a_stream_is_a_context_length_error(mode: Mode) -
         call(model, Request("x", STOP, 10), mode)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_an_empty_stream_is_asked_again_without_streaming_to_hear_why(mode: Mode) -> None:
+    """llama-cpp-python's server answers a streamed prompt past n_ctx with 200 and no body at all."""
+    sent: list[dict[str, Any]] = []
+    status, answer = CONTEXT_ERRORS["llama-cpp-python server"]
+
+    def handler(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        return sse_response(b"") if sent[-1].get("stream") else httpx.Response(status, json=answer)
+
+    with pytest.raises(ContextLengthError, match="maximum context length is 256 tokens"):
+        call(backend(OpenAIChat, handler, stream=True, retries=0), chat_request(), mode)
+    assert [body.get("stream", False) for body in sent] == [True, False]
+    assert "stream_options" not in sent[1] and sent[0]["messages"] == sent[1]["messages"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stream_dropped_without_a_word_is_asked_again_without_streaming(mode: Mode) -> None:
+    """The same server, racing its own error, may also close the connection before any status."""
+    sent: list[dict[str, Any]] = []
+    status, answer = CONTEXT_ERRORS["llama-cpp-python server"]
+
+    def handler(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        if sent[-1].get("stream"):
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+        return httpx.Response(status, json=answer)
+
+    with pytest.raises(ContextLengthError, match="maximum context length is 256 tokens"):
+        call(backend(OpenAIChat, handler, stream=True, retries=0), chat_request(), mode)
+    assert [body.get("stream", False) for body in sent] == [True, False]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_connection_is_not_asked_again(mode: Mode) -> None:
+    sent: list[Any] = []
+
+    def handler(request: Any) -> Any:
+        sent.append(request)
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    with pytest.raises(ModelError, match="could not reach"):
+        call(backend(OpenAIChat, handler, stream=True, retries=0), chat_request(), mode)
+    assert len(sent) == 1
+
+
+def test_an_empty_stream_followed_by_a_good_answer_is_that_answer() -> None:
+    answers = iter([sse_response(b""), httpx.Response(200, json=chat_body("FINAL: 3"))])
+    reply = backend(OpenAIChat, lambda request: next(answers), stream=True).generate(chat_request())
+    assert reply.text == "FINAL: 3"
+
+
 def test_a_context_length_error_ends_the_run_with_the_servers_words(tools: list[object]) -> None:
     status, answer = CONTEXT_ERRORS["vLLM, input too long"]
     model = backend(OpenAIChat, lambda request: httpx.Response(status, json=answer), retries=0)
@@ -754,6 +806,36 @@ def test_async_client_is_built_from_the_sync_settings_only_when_needed(monkeypat
         call(model, chat_request(), "async")
     assert [str(b["base_url"]).rstrip("/") for b in built] == [url]
     assert (built[0]["api_key"], built[0]["max_retries"]) == (SECRET, 0)
+
+
+def test_each_event_loop_gets_its_own_async_client_closed_with_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connections belong to a loop: two asyncio.run calls, two clients, each closed as its loop ends."""
+    built: list[Any] = []
+    real = openai.AsyncOpenAI
+
+    class Recording(real):  # type: ignore[misc,valid-type]
+        closed = False
+
+        def __init__(self, **options: Any) -> None:
+            super().__init__(**options)
+            built.append(self)
+
+        async def close(self) -> None:
+            await super().close()
+            self.closed = True
+
+    monkeypatch.setattr(openai, "AsyncOpenAI", Recording)
+    model = OpenAIChat("m", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key=SECRET, max_retries=0)
+
+    async def twice() -> None:
+        for _ in range(2):  # the same loop: the same client
+            with pytest.raises(ModelError):
+                await model.agenerate(chat_request())
+
+    asyncio.run(twice())
+    assert len(built) == 1 and built[0].closed
+    asyncio.run(twice())
+    assert len(built) == 2 and built[1].closed
 
 
 # -- the context window, asked of the server once ----------------------------------------------

@@ -28,7 +28,7 @@ import contextlib
 import logging
 import os
 import weakref
-from collections.abc import Generator, Iterator
+from collections.abc import AsyncGenerator, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextLengthError, ModelError, safe_url, scrub
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 _SILENT_HOSTS = ("api.openai.com",)  # servers known not to say their context window
 _LOOKUP_SECONDS = 10.0
 _UNKNOWN: Any = object()
+CallPlan = Generator[dict[str, Any], "Reply | Exception", Reply]  # yields requests, is sent each outcome
 WindowPlan = Generator[str, object, "int | None"]  # yields URLs to GET, is sent each answer
 
 
@@ -81,7 +82,7 @@ class _OpenAIBackend:
             client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
         self.client = client
         self._async_client = async_client
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = (
             weakref.WeakKeyDictionary()
         )
         self._window: int | None = _UNKNOWN
@@ -99,30 +100,54 @@ class _OpenAIBackend:
     def generate(self, request: Request) -> Reply:
         import openai
 
-        arguments = self._arguments(request)
+        plan = self._plan(request)
         with self._failures():
-            try:
-                return self._once(arguments)
-            except openai.BadRequestError as exc:
-                if not self._stop_rejected(exc, arguments):
-                    raise
-                return self._once(self._arguments(request))
+            arguments = next(plan)
+            while True:
+                try:
+                    outcome: Reply | Exception = self._once(arguments)
+                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
+                    outcome = exc
+                try:
+                    arguments = plan.send(outcome)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
 
     async def agenerate(self, request: Request) -> Reply:
         import openai
 
-        arguments = self._arguments(request)
+        plan = self._plan(request)
         with self._failures():
-            try:
-                return await self._aonce(arguments)
-            except openai.BadRequestError as exc:
-                if not self._stop_rejected(exc, arguments):
-                    raise
-                return await self._aonce(self._arguments(request))
+            arguments = next(plan)
+            while True:
+                try:
+                    outcome: Reply | Exception = await self._aonce(arguments)
+                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
+                    outcome = exc
+                try:
+                    arguments = plan.send(outcome)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+
+    def _plan(self, request: Request) -> CallPlan:
+        """What to send, and what to send again after a failure, free of I/O (both drivers run it)."""
+        arguments = self._arguments(request)
+        outcome = yield arguments
+        if isinstance(outcome, Exception) and self._stop_rejected(outcome, arguments):
+            arguments = self._arguments(request)
+            outcome = yield arguments
+        if arguments.get("stream") and (isinstance(outcome, wire.EmptyStream) or _dropped(outcome)):
+            # llama-cpp-python's server fails a stream before its first token (a prompt past n_ctx)
+            # by closing the connection, with or without a 200 first: ask once unstreamed to hear why.
+            arguments = {k: v for k, v in arguments.items() if k not in ("stream", "stream_options")}
+            outcome = yield arguments
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
     def _once(self, arguments: dict[str, Any]) -> Reply:
         answer = self._endpoint(self.client).create(**arguments)
-        if not self.stream:
+        if not arguments.get("stream"):
             return wire.read_answer(answer, chat=self.api == "chat")
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
@@ -134,8 +159,8 @@ class _OpenAIBackend:
         return reading.reply()
 
     async def _aonce(self, arguments: dict[str, Any]) -> Reply:
-        answer = await self._endpoint(self.async_client()).create(**arguments)
-        if not self.stream:
+        answer = await self._endpoint(await self._aclient()).create(**arguments)
+        if not arguments.get("stream"):
             return wire.read_answer(answer, chat=self.api == "chat")
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
@@ -146,25 +171,28 @@ class _OpenAIBackend:
             await answer.close()
         return reading.reply()
 
-    def async_client(self) -> openai.AsyncOpenAI:
+    async def _aclient(self) -> openai.AsyncOpenAI:
         """The async client: the one given, or one per event loop, built from the sync client's settings.
 
         One per loop because connections belong to the loop that opened them: a backend used by
-        two `asyncio.run(...)` calls in turn must not reuse the first loop's connections.
+        two `asyncio.run(...)` calls in turn must not reuse the first loop's connections. Each is
+        closed when its loop shuts down its async generators (asyncio.run does), so no socket is
+        left open behind a closed loop.
         """
         if self._async_client is not None:
             return self._async_client
         loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
+        held = self._async_clients.get(loop)
+        if held is None:
             import openai
 
             sync = self.client
             client = openai.AsyncOpenAI(
                 base_url=sync.base_url, api_key=sync.api_key, timeout=sync.timeout, max_retries=sync.max_retries
             )
-            self._async_clients[loop] = client
-        return client
+            held = self._async_clients[loop] = (client, _closed_with_its_loop(client))
+            await anext(held[1])  # started in this loop, so this loop will close it
+        return held[0]
 
     def _endpoint(self, client: Any) -> Any:
         raise NotImplementedError
@@ -188,9 +216,11 @@ class _OpenAIBackend:
             arguments["stream_options"] = {"include_usage": True}
         return arguments
 
-    def _stop_rejected(self, exc: openai.BadRequestError, arguments: dict[str, Any]) -> bool:
-        """Whether the 400 rejected the `stop` this request sent; if so, never send it again."""
-        if "stop" not in arguments or not _names_stop(exc):
+    def _stop_rejected(self, exc: Exception, arguments: dict[str, Any]) -> bool:
+        """Whether a 400 rejected the `stop` this request sent; if so, never send it again."""
+        import openai
+
+        if not isinstance(exc, openai.BadRequestError) or "stop" not in arguments or not _names_stop(exc):
             return False
         if self.send_stop:
             log.info("%r rejected `stop`; not sending it to this model again (replies are still cut here)", self)
@@ -271,7 +301,7 @@ class _OpenAIBackend:
         import openai
 
         try:
-            client = self.async_client().with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
+            client = (await self._aclient()).with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
             return await client.get(url, cast_to=object)
         except (openai.OpenAIError, ValueError) as exc:
             log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
@@ -304,6 +334,28 @@ class OpenAICompletion(_OpenAIBackend):
         if not isinstance(request.prompt, str):
             raise TypeError("OpenAICompletion takes a transcript string, not chat messages")
         return {"prompt": request.prompt}
+
+
+_LoopClient = tuple["openai.AsyncOpenAI", AsyncGenerator[None, None]]
+
+
+async def _closed_with_its_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+def _dropped(exc: object) -> bool:
+    """Whether a server took the request and closed the connection without a word (httpx's
+    RemoteProtocolError "Server disconnected without sending a response", or a ReadError such as
+    "Connection reset by peer"), not a refused connection nor a time-out."""
+    cause = exc.__cause__ if isinstance(exc, BaseException) else None
+    while cause is not None:
+        if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _names_stop(exc: openai.BadRequestError) -> bool:

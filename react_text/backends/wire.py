@@ -56,6 +56,10 @@ class Malformed(ValueError):
     """A 200 answer that is not a reply."""
 
 
+class EmptyStream(Malformed):
+    """A 200 stream with nothing in it at all, not even an event."""
+
+
 def field(obj: object, name: str) -> Any:
     """A field of an SDK object or a JSON mapping; None when absent or when `obj` is neither."""
     if isinstance(obj, Mapping):
@@ -97,8 +101,10 @@ class StreamReading:
         self._usage: Usage | None = None
         self._finish: str | None = None
         self._choices = 0
+        self._chunks = 0
 
     def add(self, chunk: object) -> bool:
+        self._chunks += 1
         if chunk is None or isinstance(chunk, _NOT_OBJECTS):
             raise Malformed(f"a stream chunk that is not an object: {_glimpse(chunk)}")
         usage = field(chunk, "usage")
@@ -127,6 +133,8 @@ class StreamReading:
         return False
 
     def reply(self) -> Reply:
+        if not self._chunks:
+            raise EmptyStream("an empty stream")
         if not self._choices:
             raise Malformed("a stream that ended without a single choice")
         return Reply(self._text, self._usage, self._finish, "".join(self._reasoning) or None)
