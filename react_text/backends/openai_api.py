@@ -40,11 +40,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_SILENT_HOSTS = ("api.openai.com",)  # servers known not to say their context window
 _LOOKUP_SECONDS = 10.0
 _UNKNOWN: Any = object()
 CallPlan = Generator[dict[str, Any], "Reply | Exception", Reply]  # yields requests, is sent each outcome
-WindowPlan = Generator[str, object, "int | None"]  # yields URLs to GET, is sent each answer
 
 
 class _OpenAIBackend:
@@ -136,7 +134,7 @@ class _OpenAIBackend:
         if isinstance(outcome, Exception) and self._stop_rejected(outcome, arguments):
             arguments = self._arguments(request)
             outcome = yield arguments
-        if arguments.get("stream") and (isinstance(outcome, wire.EmptyStream) or _dropped(outcome)):
+        if arguments.get("stream") and (isinstance(outcome, wire.EmptyStream) or wire.dropped(outcome)):
             # llama-cpp-python's server fails a stream before its first token (a prompt past n_ctx)
             # by closing the connection, with or without a 200 first: ask once unstreamed to hear why.
             arguments = {k: v for k, v in arguments.items() if k not in ("stream", "stream_options")}
@@ -220,7 +218,7 @@ class _OpenAIBackend:
         """Whether a 400 rejected the `stop` this request sent; if so, never send it again."""
         import openai
 
-        if not isinstance(exc, openai.BadRequestError) or "stop" not in arguments or not _names_stop(exc):
+        if not isinstance(exc, openai.BadRequestError) or "stop" not in arguments or not wire.names_stop(exc):
             return False
         if self.send_stop:
             log.info("%r rejected `stop`; not sending it to this model again (replies are still cut here)", self)
@@ -239,7 +237,7 @@ class _OpenAIBackend:
         except openai.APIConnectionError as exc:
             raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
         except openai.APIStatusError as exc:
-            words = _words(exc)
+            words = wire.error_words(exc)
             failure = ContextLengthError if wire.exceeds_context(words, exc.body) else ModelError
             raise failure(scrub(f"{self.url} answered {exc.status_code}: {words}")) from exc
         except openai.APIError as exc:  # an error event inside a 200 stream
@@ -254,37 +252,30 @@ class _OpenAIBackend:
     def context_window(self) -> int | None:
         """The server's context window in tokens, or None when it cannot say. Asked once; never raises."""
         if self._window is _UNKNOWN:
-            plan = self._window_plan()
+            plan = wire.window_plan(str(self.client.base_url), self.name)
             try:
                 url = next(plan)
                 while True:
                     url = plan.send(self._get(url))
             except StopIteration as done:
-                self._window = done.value
+                self._window = self._found(done.value)
         return self._window
 
     async def acontext_window(self) -> int | None:
         """`context_window`, asked over the async client."""
         if self._window is _UNKNOWN:
-            plan = self._window_plan()
+            plan = wire.window_plan(str(self.client.base_url), self.name)
             try:
                 url = next(plan)
                 while True:
                     url = plan.send(await self._aget(url))
             except StopIteration as done:
-                self._window = done.value
+                self._window = self._found(done.value)
         return self._window
 
-    def _window_plan(self) -> WindowPlan:
-        """The look-up, free of I/O: yields each URL to GET and is sent its JSON (None on failure)."""
-        base = str(self.client.base_url).rstrip("/")
-        if any(host in base for host in _SILENT_HOSTS):
-            return None
-        window = wire.window_from_models((yield f"{base}/models"), self.name)
+    def _found(self, window: int | None) -> int | None:
         if window is None:
-            window = wire.window_from_props((yield f"{wire.server_root(base)}/props"))
-        if window is None:
-            log.info("%r does not say its context window (asked /v1/models and /props)", self)
+            log.info("%r does not say its context window", self)
         return window
 
     def _get(self, url: str) -> object:
@@ -344,30 +335,3 @@ async def _closed_with_its_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[No
         yield
     finally:
         await client.close()
-
-
-def _dropped(exc: object) -> bool:
-    """Whether a server took the request and closed the connection without a word (httpx's
-    RemoteProtocolError "Server disconnected without sending a response", or a ReadError such as
-    "Connection reset by peer"), not a refused connection nor a time-out."""
-    cause = exc.__cause__ if isinstance(exc, BaseException) else None
-    while cause is not None:
-        if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _names_stop(exc: openai.BadRequestError) -> bool:
-    return "stop" in (exc.param or "") or "'stop'" in str(exc)
-
-
-def _words(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str) and inner:
-            return inner
-    return exc.message

@@ -9,11 +9,14 @@ an answer that is not a reply, never IndexError, TypeError or AttributeError.
 Reasoning that a server splits out of the reply comes as `reasoning_content` (vLLM's reasoning
 parsers, llama.cpp's `--reasoning-format`, DeepSeek's API) or `reasoning` (OpenRouter, Ollama,
 newer vLLM); it goes to `Reply.reasoning`, and the content alone is the reply's text.
+
+Also here: what an error says (a prompt past the context window, a rejected `stop`, a connection
+dropped without a word), and where a server says its context window (`window_plan`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any, TypeGuard
 
 import regex
@@ -22,6 +25,7 @@ from .. import guard
 from ..types import Reply, Usage
 
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
+_SILENT_HOSTS = ("api.openai.com",)  # servers known not to say their context window
 _NOT_OBJECTS = (str, bytes, int, float, bool, list, tuple)
 
 # What servers say when a prompt does not fit the context window (matched case-insensitively
@@ -153,10 +157,45 @@ def exceeds_context(*said: object) -> bool:
     return any(_CONTEXT_EXCEEDED.search(str(part)) for part in said if part is not None)
 
 
-def server_root(base_url: object) -> str:
-    """The server's root for its own endpoints: `http://host:8080/v1/` -> `http://host:8080`."""
-    url = str(base_url).rstrip("/")
-    return url.removesuffix("/v1")
+def error_words(exc: Any) -> str:
+    """What an `openai.APIStatusError` says: the body's message, else the client's."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str) and inner:
+            return inner
+    return str(exc.message)
+
+
+def names_stop(exc: Any) -> bool:
+    """Whether an `openai.BadRequestError` rejects the `stop` parameter."""
+    return "stop" in (exc.param or "") or "'stop'" in str(exc)
+
+
+def dropped(exc: object) -> bool:
+    """Whether a server took the request and closed the connection without a word (httpx's
+    RemoteProtocolError "Server disconnected without sending a response", or a ReadError such as
+    "Connection reset by peer"), not a refused connection nor a time-out."""
+    cause = exc.__cause__ if isinstance(exc, BaseException) else None
+    while cause is not None:
+        if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def window_plan(base_url: str, name: str) -> Generator[str, object, int | None]:
+    """Where to ask for the context window: yields each URL to GET, is sent its JSON (None when
+    the GET failed), returns the window or None. OpenAI itself does not say, so is not asked."""
+    base = base_url.rstrip("/")
+    if any(host in base for host in _SILENT_HOSTS):
+        return None
+    window = window_from_models((yield f"{base}/models"), name)
+    if window is None:
+        window = window_from_props((yield f"{base.removesuffix('/v1')}/props"))
+    return window
 
 
 def window_from_models(listing: object, name: str) -> int | None:
@@ -169,7 +208,7 @@ def window_from_models(listing: object, name: str) -> int | None:
 
 
 def window_from_props(props: object) -> int | None:
-    """llama.cpp's server `GET /props`: `default_generation_settings.n_ctx` (per slot), else a
+    """llama.cpp's server `GET {root}/props`: `default_generation_settings.n_ctx` (per slot), else a
     top-level `n_ctx` (newer servers)."""
     settings = field(props, "default_generation_settings")
     return _window(field(settings, "n_ctx")) or _window(field(props, "n_ctx"))
