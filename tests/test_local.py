@@ -177,3 +177,17 @@ def test_agenerate_runs_off_the_event_loop_one_call_at_a_time(model: LocalModel)
     spans.sort()
     assert len(spans) == 5 and all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # never overlapping
     assert ticks >= 10  # the loop went on beating while llama.cpp worked
+
+
+def test_an_agent_over_agenerate_solves_the_task(model: LocalModel) -> None:
+    """The whole run with every call through agenerate, each in its own event loop."""
+
+    class ThroughAgenerate:
+        def __getattr__(self, name: str) -> object:
+            return getattr(model, name)
+
+        def generate(self, request: Request) -> Reply:
+            return asyncio.run(model.agenerate(request))
+
+    result = agent(ThroughAgenerate()).run("What is 17 * 23 + 5?")  # type: ignore[arg-type]
+    assert (result.answer, result.stop_reason) == ("396", "final")
