@@ -301,6 +301,7 @@ STREAM_SHAPES: dict[str, Callable[[str], Any]] = {
         sse([{"id": "x", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 0}}])
     ),
     "choices that are not a list": lambda api: sse_response(sse([{"id": "x", "choices": "abc"}])),
+    "a choice that is null": lambda api: sse_response(sse([{"id": "x", "choices": [None]}])),
     "an empty body": lambda api: sse_response(b""),
 }
 

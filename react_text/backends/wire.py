@@ -120,6 +120,8 @@ class StreamReading:
         if not isinstance(choices, list):
             raise Malformed(f"a stream chunk with choices that are not a list: {_glimpse(chunk)}")
         choice = choices[0]
+        if choice is None or isinstance(choice, _NOT_OBJECTS):
+            raise Malformed(f"a stream chunk whose choice is not an object: {_glimpse(chunk)}")
         self._choices += 1
         self._finish = _finish(choice) or self._finish
         holder = field(choice, "delta") if self._chat else choice
