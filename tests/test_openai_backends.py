@@ -627,6 +627,19 @@ CONTEXT_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     "Ollama": (400, {"error": "the input length exceeds the context length"}),
     "LM Studio": (400, {"error": "Input length 6491 exceeds context length 1500"}),
 }
+WINDOWS_SAID = {  # the window each of those errors names (None: it names none)
+    "OpenAI": 8192,
+    "OpenAI, newer wording": None,
+    "vLLM, input too long": 4096,
+    "vLLM, max_tokens too large": 4096,
+    "vLLM, older top-level error": 2048,
+    "vLLM engine": 8192,
+    "llama.cpp server": 4096,
+    "llama.cpp server, older": None,
+    "llama-cpp-python server": 256,
+    "Ollama": None,
+    "LM Studio": 1500,
+}
 NOT_CONTEXT_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     "a bad parameter": (400, {"error": {"message": "bad temperature", "param": "temperature"}}),
     "a token rate limit": (
@@ -651,6 +664,24 @@ def test_a_prompt_too_long_for_the_window_is_a_context_length_error(server: str,
     with pytest.raises(ContextLengthError, match=f"http://test.invalid/v1/? answered {status}: ") as caught:
         call(model, chat_request(), mode)
     assert isinstance(caught.value, ModelError)  # a caller that knows only ModelError still catches it
+    # The window the error names becomes the model's (this server answers every GET with the same error).
+    window = model.context_window if mode == "sync" else asyncio.run(model.acontext_window())
+    assert window == WINDOWS_SAID[server]
+
+
+def test_a_window_the_server_stated_is_kept_over_one_an_error_names() -> None:
+    status, answer = CONTEXT_ERRORS["llama.cpp server"]
+
+    def handler(request: Any) -> Any:
+        if request.url.path == "/props":
+            return httpx.Response(200, json=LLAMA_CPP_PROPS)
+        return httpx.Response(status, json=answer) if request.method == "POST" else httpx.Response(404)
+
+    model = backend(OpenAIChat, handler, retries=0)
+    assert model.context_window == 8192
+    with pytest.raises(ContextLengthError):
+        model.generate(chat_request())
+    assert model.context_window == 8192
 
 
 @pytest.mark.parametrize("mode", MODES)

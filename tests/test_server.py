@@ -249,6 +249,7 @@ def test_the_real_server_says_the_prompt_does_not_fit(
         ContextLengthError, match=rf"answered 400: This model's maximum context length is {SMALL_CTX} tokens"
     ):
         model.generate(request) if mode == "sync" else asyncio.run(model.agenerate(request))
+    assert model.context_window == SMALL_CTX  # learned from the error: the server has no /props
 
 
 def test_a_run_past_the_real_servers_window_ends_saying_why(server: OneServer) -> None:

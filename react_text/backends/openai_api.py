@@ -238,19 +238,32 @@ class _OpenAIBackend:
             raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
         except openai.APIStatusError as exc:
             words = wire.error_words(exc)
-            failure = ContextLengthError if wire.exceeds_context(words, exc.body) else ModelError
+            failure = self._context_failure(words, exc.body)
             raise failure(scrub(f"{self.url} answered {exc.status_code}: {words}")) from exc
         except openai.APIError as exc:  # an error event inside a 200 stream
-            failure = ContextLengthError if wire.exceeds_context(exc.message, exc.body) else ModelError
+            failure = self._context_failure(exc.message, exc.body)
             raise failure(scrub(f"{self.url} sent an error: {exc.message}")) from exc
         except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:  # wire.Malformed is a ValueError
             raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
 
-    # -- the context window, asked once ------------------------------------------------------------
+    def _context_failure(self, *said: object) -> type[ModelError]:
+        """ContextLengthError when the server says the prompt did not fit, learning the window
+        from its words when it could not say it before (llama-cpp-python's server has no /props)."""
+        if not wire.exceeds_context(*said):
+            return ModelError
+        window = wire.window_said(*said)
+        if window is not None and self._window in (_UNKNOWN, None):
+            log.info("%r: its context window is %d tokens, as its error says", self, window)
+            self._window = window
+        return ContextLengthError
+
+    # -- the context window, asked once (or learned from a context-length error) --------------------
 
     @property
     def context_window(self) -> int | None:
-        """The server's context window in tokens, or None when it cannot say. Asked once; never raises."""
+        """The server's context window in tokens, or None when it cannot say. Asked once; never raises.
+
+        A context-length error that names the window (most do) also sets it, when it was unknown."""
         if self._window is _UNKNOWN:
             plan = wire.window_plan(str(self.client.base_url), self.name)
             try:

@@ -154,6 +154,24 @@ def read_usage(raw: object) -> Usage | None:
     return None
 
 
+# Where those errors name the window: OpenAI, vLLM, llama-cpp-python ("maximum context length is
+# 4096 tokens"), vLLM's engine ("maximum model length of 8192"), llama.cpp ("available context size
+# (4096 tokens)", and "n_ctx": 4096 in its body), LM Studio ("exceeds context length 1500").
+_WINDOW_SAID = regex.compile(
+    r"(?i)maximum context length is (\d+)|maximum model length of (\d+)|context size \((\d+) tokens"
+    r"|exceeds context length (\d+)|\bn_ctx['\"]?\s*:\s*(\d+)"
+)
+
+
+def window_said(*said: object) -> int | None:
+    """The context window a context-length error names, or None."""
+    for part in said:
+        found = _WINDOW_SAID.search(str(part)) if part is not None else None
+        if found:
+            return _window(int(next(g for g in found.groups() if g)))
+    return None
+
+
 def exceeds_context(*said: object) -> bool:
     """Whether an error's words (message, body) say the prompt did not fit the context window."""
     return any(_CONTEXT_EXCEEDED.search(str(part)) for part in said if part is not None)
