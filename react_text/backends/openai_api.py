@@ -18,7 +18,11 @@ reading as soon as a made-up observation begins in the content (reasoning is nev
 
 The context window (`context_window`, `await acontext_window()`) is asked of the server once:
 vLLM's `GET /v1/models` (`max_model_len`), then llama.cpp's `GET /props` (`n_ctx`); None when the
-server cannot say (OpenAI itself is not asked).
+server cannot say (OpenAI itself is not asked). A context-length error that names the window
+(most do) sets it when it was unknown: llama-cpp-python's server says it no other way.
+
+A streamed request that the server drops without a word (llama-cpp-python's server does, for a
+prompt past its window) is asked once more unstreamed, to hear the error.
 """
 
 from __future__ import annotations
