@@ -209,12 +209,14 @@ class _Protocol:
             else:
                 self.format_errors += 1
                 observation = self._correction(called, allowance)
+            if self.format_errors >= self.limits.format_errors:  # the last straw: no call follows, no warning
+                step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
+                error = f"{self.format_errors} unreadable replies in a row"
+                return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self._next(number, observation)
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
-            if self.format_errors >= self.limits.format_errors:
-                return self._finish("format_errors", error=f"{self.format_errors} unreadable replies in a row")
             self.meter.appended(self.history.add_observation(observation, number))
         return (yield from self._forced(limit, number + 1))
 

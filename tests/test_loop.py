@@ -363,3 +363,16 @@ def test_act_first_sends_a_grammar_without_final_until_a_tool_ran(run: Any, tool
     first, second = (call.grammar or "" for call in model.calls)
     assert "directive ::= action\n" in first
     assert "directive ::= action | final\n" in second
+
+
+def test_a_model_that_raises_stop_iteration_does_not_end_the_run_quietly(tools: list[object]) -> None:
+    class Broken:
+        api = "chat"
+        name = "broken"
+        accepts_grammar = False
+
+        def generate(self, request: object) -> Reply:
+            raise StopIteration  # a bug in a model class: next() on an exhausted iterator
+
+    with pytest.raises(RuntimeError, match="StopIteration escaped from the model"):
+        Agent(Broken(), tools=tools).run("task")

@@ -311,6 +311,8 @@ def good_then(api: str, bad: Any, *, stream: bool) -> Callable[[Any], Any]:
     answers: list[Any] = []
 
     def handler(request: Any) -> Any:
+        if request.method != "POST":  # the context window's look-up (GET /v1/models, /props)
+            return httpx.Response(404)
         answers.append(request)
         if len(answers) > 1:
             return bad
@@ -450,7 +452,13 @@ def test_a_reasoning_model_runs_through_the_agent(mode: Mode, tools: list[object
             reasoning_body("reasoning_content", "THOUGHT: got it\nFINAL: 89", "OBSERVATION: 89 is the price."),
         ]
     )
-    model = backend(OpenAIChat, lambda request: httpx.Response(200, json=next(replies)))
+
+    def handler(request: Any) -> Any:
+        if request.method != "POST":  # the context window's look-up
+            return httpx.Response(404)
+        return httpx.Response(200, json=next(replies))
+
+    model = backend(OpenAIChat, handler)
     result = run_agent(model, tools, "What does a train ticket cost?", mode)
     assert (result.answer, result.stop_reason, result.tool_calls) == ("89", "final", 1)
     assert [step.observation for step in result.steps] == ["89", None]

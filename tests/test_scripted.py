@@ -112,7 +112,21 @@ def test_a_context_window_refuses_a_request_that_does_not_fit_without_using_a_re
 
 
 def test_an_agent_over_a_scripted_window_ends_as_a_model_error_saying_why() -> None:
+    def lookup(item: str) -> str:
+        """Return the price of one item, in euros, from the price list of the shop round the corner."""
+        return "1"
+
     model = ScriptedModel(["FINAL: 1"], context_window=256)
-    result = Agent(model, tools=[]).run("q")
+    result = Agent(model, tools=[lookup]).run("q")
     assert result.stop_reason == "model_error"
-    assert "maximum context length is 256 tokens" in (result.error or "")
+    # the engine knows the window (the model says it): the request that cannot fit is never sent
+    assert "does not fit the context window of 256 tokens" in (result.error or "")
+    assert model.calls == []
+
+
+def test_a_scripted_window_refuses_a_request_that_does_not_fit() -> None:
+    model = ScriptedModel(["FINAL: 1"], context_window=256)
+    request = Request((Message("user", "word " * 300),), (), 16)
+    with pytest.raises(ContextLengthError, match="maximum context length is 256 tokens") as refused:
+        model.generate(request)
+    assert refused.value.window == 256

@@ -183,7 +183,8 @@ class LocalModel:
         if len(tokens) + request.max_tokens > self.n_ctx:
             raise ContextLengthError(
                 f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
-                f"pass the context window of {self.n_ctx}"
+                f"pass the context window of {self.n_ctx}",
+                window=self.n_ctx,
             )
         cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
         if not self.prefix_cache:

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import weakref
-from collections.abc import AsyncGenerator, Generator, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextLengthError, ModelError, safe_url, scrub
@@ -250,7 +251,7 @@ class _OpenAIBackend:
         except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:  # wire.Malformed is a ValueError
             raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
 
-    def _context_failure(self, *said: object) -> type[ModelError]:
+    def _context_failure(self, *said: object) -> Callable[[str], ModelError]:
         """ContextLengthError when the server says the prompt did not fit, learning the window
         from its words when it could not say it before (llama-cpp-python's server has no /props)."""
         if not wire.exceeds_context(*said):
@@ -259,7 +260,7 @@ class _OpenAIBackend:
         if window is not None and self._window in (_UNKNOWN, None):
             log.info("%r: its context window is %d tokens, as its error says", self, window)
             self._window = window
-        return ContextLengthError
+        return functools.partial(ContextLengthError, window=window)
 
     # -- the context window, asked once (or learned from a context-length error) --------------------
 

@@ -59,7 +59,8 @@ class ScriptedModel:
             raise ContextLengthError(
                 f"This model's maximum context length is {self.context_window} tokens. However, you requested "
                 f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
-                f"{request.max_tokens} in the completion)."
+                f"{request.max_tokens} in the completion).",
+                window=self.context_window,
             )
         with self._lock:  # one call takes one reply, whatever the threads
             self.calls.append(request)
