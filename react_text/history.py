@@ -157,7 +157,11 @@ class History:
 
     def _shrink(self, entry: _Entry) -> bool:
         if entry.kind == "observation":
-            note = prompting.render("history/elided_observation", step=entry.step, tokens=entry.tokens)
+            action = next((e.short for e in self._entries if e.kind == "reply" and e.step == entry.step), "")
+            source = action.removeprefix("ACTION: ") or f"step {entry.step}"
+            if len(source) > _DIRECTIVE_MAX:
+                source = source[: _DIRECTIVE_MAX - 1] + "…"
+            note = prompting.render("history/elided_observation", source=source, tokens=entry.tokens)
             text = self.observation_piece(note)
         else:
             short = entry.short if len(entry.short) <= _DIRECTIVE_MAX else entry.short[: _DIRECTIVE_MAX - 1] + "…"

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason='needs pip install "react-text[local]"')
 
-from react_text import Agent, Message, Reply, Request
+from react_text import Agent, Limits, Message, Reply, Request
 from react_text.backends.local import LocalModel
 from react_text.errors import ContextLengthError
 from react_text.limits import Prompting
@@ -26,7 +26,7 @@ def model() -> LocalModel:
 
 
 def agent(model: LocalModel, **options: object) -> Agent:
-    return Agent(model, tools=[calculator], example="examples/calculator", max_steps=5, **options)  # type: ignore[arg-type]
+    return Agent(model, tools=[calculator], limits=Limits(steps=5), **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("task", "answer"), [("What is 17 * 23 + 5?", "396"), ("What is 1234 * 5678?", "7006652")])
@@ -124,11 +124,42 @@ def test_the_context_window_is_n_ctx_and_a_request_past_it_is_a_context_length_e
     assert small.stats.calls == 0  # refused before llama.cpp was asked
 
 
-def test_a_run_past_the_window_ends_as_a_model_error_saying_why() -> None:
-    small = LocalModel(n_ctx=512)
-    result = Agent(small, tools=[calculator], example="examples/calculator").run("What is 17 * 23 + 5?")
-    assert result.stop_reason == "model_error"
-    assert "pass the context window of 512" in (result.error or "")
+CHAIN = {"bridge": "mill", "mill": "church", "church": "school", "school": None}
+CHAIN_EXAMPLE = """Example:
+QUESTION: In which year was the tower built? Read the page about the tower first.
+THOUGHT: I will read the page about the tower.
+ACTION: page[tower]
+OBSERVATION: tower: The year the tower was built is on the page about the well.
+THOUGHT: I will read the page about the well.
+ACTION: page[well]
+OBSERVATION: well: The year the tower was built is on the page about the gate.
+THOUGHT: I will read the page about the gate.
+ACTION: page[gate]
+OBSERVATION: gate: The tower was built in 1650.
+THOUGHT: The gate page says 1650.
+FINAL: 1650"""
+
+
+def page(topic: str) -> str:
+    """Read the encyclopedia page about a topic."""
+    topic = topic.strip().lower().removeprefix("the ")
+    if topic not in CHAIN:
+        return f"No page about {topic}. Pages: {', '.join(CHAIN)}."
+    filler = "The archive holds many records of the town, its trades, its fairs and its weather. " * 5
+    following = CHAIN[topic]
+    if following is None:
+        return f"{topic}: {filler}The bridge was built in 1871."
+    return f"{topic}: {filler}The year the bridge was built is on the page about the {following}."
+
+
+def test_a_run_that_outgrows_the_window_completes_with_elided_steps() -> None:
+    small = LocalModel(n_ctx=1024)  # the instructions and three pages; a fourth does not fit
+    agent = Agent(small, tools=[page], prompting=Prompting(example=CHAIN_EXAMPLE, act_first=True)).with_limits(steps=8)
+    result = agent.run("In which year was the bridge built? Read the page about the bridge first.")
+    assert [s.parsed.input for s in result.steps[:4]] == ["bridge", "mill", "church", "school"]  # type: ignore[union-attr]
+    assert result.stop_reason == "final" and (result.answer or "").startswith("1871")
+    assert result.steps[-1].elided  # the oldest pages were elided to make room
+    assert small.stats.calls == len(result.steps)  # llama.cpp refused no request
 
 
 def test_the_embedded_model_recommends_acting_first(model: LocalModel) -> None:

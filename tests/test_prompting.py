@@ -36,7 +36,7 @@ KNOWN = {
     "corrections/answer_cut": {"tokens"},
     "corrections/input_open": set(),
     "corrections/observation_dropped": set(),
-    "history/elided_observation": {"step", "tokens"},
+    "history/elided_observation": {"source", "tokens"},
     "history/elided_reply": set(),
 }
 

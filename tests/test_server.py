@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[server]"')
 
-from react_text import Agent, Message, ModelError, OpenAIChat, OpenAICompletion, Reply, Request
+from react_text import Agent, Limits, Message, ModelError, OpenAIChat, OpenAICompletion, Reply, Request
 from react_text.backends.local import default_model_path
 from react_text.errors import ContextLengthError
 from react_text.toolbox import calculator
@@ -141,13 +141,13 @@ def test_chat_streams_and_stops_at_a_made_up_observation(base_url: str) -> None:
 
 def test_agent_over_the_completion_endpoint_with_a_grammar(base_url: str) -> None:
     model = OpenAICompletion("smollm2", base_url=base_url, grammar=True)
-    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
+    result = Agent(model, tools=[calculator], limits=Limits(steps=4)).run("What is 17 * 23 + 5?")
     assert (result.answer, result.stop_reason) == ("396", "final")
 
 
 def test_agent_over_the_chat_endpoint_ends_cleanly(base_url: str) -> None:
     model = OpenAIChat("smollm2", base_url=base_url, grammar=True)
-    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=3).run("What is 17 * 23 + 5?")
+    result = Agent(model, tools=[calculator], limits=Limits(steps=3)).run("What is 17 * 23 + 5?")
     assert result.stop_reason in {"final", "max_steps"}
     assert all(step.reply.startswith("THOUGHT: ") for step in result.steps)  # the grammar held
 
@@ -196,9 +196,25 @@ def test_async_stream_stops_at_a_made_up_observation(base_url: str) -> None:
 def test_an_agent_over_agenerate_in_a_new_event_loop_each_call(base_url: str) -> None:
     """Every call in its own asyncio.run: the backend builds a client per loop, never reusing a dead one."""
     model = OpenAICompletion("smollm2", base_url=base_url, grammar=True)
-    agent = Agent(ThroughAgenerate(model), tools=[calculator], example="examples/calculator", max_steps=4)  # type: ignore[arg-type]
+    agent = Agent(ThroughAgenerate(model), tools=[calculator], limits=Limits(steps=4))  # type: ignore[arg-type]
     result = agent.run("What is 17 * 23 + 5?")
     assert (result.answer, result.stop_reason) == ("396", "final")
+
+
+def test_async_runs_through_the_server(base_url: str) -> None:
+    model = OpenAICompletion("smollm2", base_url=base_url, grammar=True)
+    agent = Agent(model, tools=[calculator], limits=Limits(steps=4))
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(agent.arun("What is 17 * 23 + 5?"), agent.arun("What is 1234 * 5678?")))
+
+    first, second = asyncio.run(both())  # two episodes at once against one server
+    assert first.answer == "396"
+    # at temperature 0, the same episodes run one at a time (sync) take the same steps
+    for concurrent, task in ((first, "What is 17 * 23 + 5?"), (second, "What is 1234 * 5678?")):
+        alone = agent.run(task)
+        assert [s.reply for s in concurrent.steps] == [s.reply for s in alone.steps]
+        assert concurrent.answer == alone.answer
 
 
 def test_many_concurrent_async_calls(base_url: str) -> None:
@@ -254,7 +270,7 @@ def test_the_real_server_says_the_prompt_does_not_fit(
 
 def test_a_run_past_the_real_servers_window_ends_saying_why(server: OneServer) -> None:
     model = OpenAIChat("smollm2", base_url=server.start(SMALL_CTX), max_retries=0)
-    result = Agent(model, tools=[calculator], example="examples/calculator").run("What is 17 * 23 + 5?")
+    result = Agent(model, tools=[calculator], limits=Limits()).run("What is 17 * 23 + 5?")
     assert result.stop_reason == "model_error"
     assert f"maximum context length is {SMALL_CTX} tokens" in (result.error or "")
 
@@ -281,7 +297,7 @@ def test_server_killed_mid_run_is_a_model_error(server: OneServer) -> None:
     from react_text import tool
 
     calc = tool(kill_then_compute, name="calculator")
-    result = Agent(model, tools=[calc], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
+    result = Agent(model, tools=[calc], limits=Limits(steps=4)).run("What is 17 * 23 + 5?")
     assert result.stop_reason == "model_error", result
     assert f"127.0.0.1:{port}" in (result.error or "")
     assert len(result.steps) == 1 and result.steps[0].observation == "396"

@@ -40,7 +40,7 @@ from typing import Any
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError
-from ..limits import Prompting
+from ..limits import Limits, Prompting
 from ..types import Api, Message, Reply, Request, Usage
 
 log = logging.getLogger(__name__)
@@ -133,6 +133,12 @@ class LocalModel:
     def recommended_prompting(self) -> Prompting:
         """The embedded 135M model calls a tool only when made to act first; other models, the defaults."""
         return Prompting(act_first=True) if self._embedded else Prompting()
+
+    @property
+    def recommended_limits(self) -> Limits:
+        """Under the protocol grammar a reply is one line of thought and one directive (about 160
+        tokens at most): a 256-token allowance leaves the small context window to the history."""
+        return Limits(reply_tokens=256)
 
     def __repr__(self) -> str:
         return f"LocalModel({self.name!r}, api={self.api!r})"
