@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -404,3 +405,72 @@ def test_an_async_run_uses_mcp_tools(server: str) -> None:
             return [step.observation for step in result.steps]
 
     assert within(30, lambda: asyncio.run(main()))[:2] == ["1", "Sunny in Oslo, 21 C"]
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def react_text(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "react_text.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_cli_runs_an_mcp_servers_tool(tmp_path: Path) -> None:
+    replies = tmp_path / "replies.txt"
+    replies.write_text("THOUGHT: ask the server\nACTION: get-weather[Oslo]\n---\nFINAL: Sunny, 21 C.\n")
+    done = react_text("run", "--mcp", STDIO, "--script", str(replies), "What is the weather in Oslo?")
+    assert done.returncode == 0, done.stderr
+    assert "ACTION: get-weather[Oslo]\nOBSERVATION: Sunny in Oslo, 21 C\n" in done.stdout
+    assert done.stdout.rstrip().endswith("Sunny, 21 C.")
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_lists_the_tools_the_model_would_see() -> None:
+    done = react_text("mcp", "list", STDIO)
+    assert done.returncode == 0, done.stderr
+    with mcp_tools(STDIO) as tools:
+        assert done.stdout == listing(tools) + "\n"
+    assert "- get-weather[city]: The weather in a city.\n" in done.stdout
+    refused = react_text("mcp", "list", "no-such-command")
+    assert refused.returncode == 2 and refused.stderr.startswith("react-text: could not open the MCP server")
+
+
+def test_ctrl_c_closes_the_servers_without_a_traceback(tmp_path: Path) -> None:
+    pidfile, replies = tmp_path / "pid", tmp_path / "replies.txt"
+    replies.write_text("ACTION: sleep[30]\n---\nFINAL: never\n")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "react_text.cli",
+            "run",
+            "--mcp",
+            f"{STDIO} --pidfile {pidfile}",
+            "--script",
+            str(replies),
+            "Sleep.",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text()):
+            assert time.monotonic() < deadline and process.poll() is None, "the server did not start"
+            time.sleep(0.05)
+        time.sleep(1.0)  # the sleep call is under way
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not alive(int(pidfile.read_text()))
