@@ -7,8 +7,10 @@ timed is the engine: prompt building, token counting (incremental, tiktoken), th
 the parser, the tool call and the bookkeeping. Episodes of 5, 20 and 100 steps; median CPU
 microseconds per step over N=20 episodes; peak Python memory of one episode (tracemalloc).
 A bare 40-line loop (no budget, no guard, one regex) is measured beside it, in the same run.
-"timed tools" is the default Agent: each tool call is handed to a worker thread so a hung tool
-can be abandoned at `tool_timeout`; the plain row runs the tool inline (`tool_timeout=None`).
+Rows: the sync driver with tools run inline and no time limit (`Limits(tool_seconds=None)`); the
+sync driver as it comes (a 60 s time limit: on the main thread the tool runs inline under a
+SIGALRM timer); the async driver as it comes (`agent.arun`: a sync tool runs on a worker thread,
+so a hung tool never blocks the event loop).
 Peers are measured in venvs of their own (they are not dependencies) when an environment variable
 names that venv's python: REACT_TEXT_SMOLAGENTS_PYTHON (`pip install smolagents`) and
 REACT_TEXT_LANGCHAIN_PYTHON (`pip install "langchain<0.4"`: AgentExecutor with a ReAct text agent).
@@ -16,6 +18,7 @@ REACT_TEXT_LANGCHAIN_PYTHON (`pip install "langchain<0.4"`: AgentExecutor with a
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import statistics
@@ -25,7 +28,7 @@ import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from react_text import Agent, Reply, Request
+from react_text import Agent, Limits, Reply, Request
 
 RUNS = 20
 # Peers run in venvs of their own (they are not dependencies): name -> (variable naming its python, script)
@@ -61,16 +64,25 @@ def script(steps: int) -> list[str]:
     ]
 
 
-def react_text_episode(steps: int, tool_timeout: float | None = None) -> None:
-    model = Canned(script(steps))
-    agent = Agent(model, tools=[echo], max_steps=steps, max_tokens=10**7, tool_timeout=tool_timeout)  # type: ignore[arg-type]
-    result = agent.run("Find the answer.")
+def agent(steps: int, tool_seconds: float | None = 60.0) -> Agent:
+    limits = Limits(steps=steps, tokens=10**7, tool_seconds=tool_seconds)
+    return Agent(Canned(script(steps)), tools=[echo], limits=limits)  # type: ignore[arg-type]
+
+
+def react_text_inline(steps: int) -> None:
+    result = agent(steps, tool_seconds=None).run("Find the answer.")
     assert result.stop_reason == "final", result.stop_reason
 
 
-def react_text_timed_tools(steps: int) -> None:
-    """The default: each tool call goes to a worker thread, under a 60 s time limit."""
-    react_text_episode(steps, tool_timeout=60.0)
+def react_text_default(steps: int) -> None:
+    """The default: tools under a 60 s time limit."""
+    result = agent(steps).run("Find the answer.")
+    assert result.stop_reason == "final", result.stop_reason
+
+
+def react_text_async(steps: int) -> None:
+    result = asyncio.run(agent(steps).arun("Find the answer."))
+    assert result.stop_reason == "final", result.stop_reason
 
 
 def bare_episode(steps: int) -> None:
@@ -103,24 +115,29 @@ def measure(episode, steps: int) -> tuple[float, float]:  # type: ignore[no-unty
 
 
 def main() -> None:
-    print(f"{'engine':<24} {'steps':>5} {'µs/step':>9} {'peak KiB':>9} {'ratio to bare':>14}")
+    print(f"{'engine':<28} {'steps':>5} {'µs/step':>9} {'peak KiB':>9} {'ratio to bare':>14}")
+    rows = (
+        ("react-text sync, inline", react_text_inline),
+        ("react-text sync, default", react_text_default),
+        ("react-text async, default", react_text_async),
+    )
     for steps in (5, 20, 100):
         bare, bare_peak = measure(bare_episode, steps)
-        for name, episode in (("react-text", react_text_episode), ("react-text, timed tools", react_text_timed_tools)):
+        for name, episode in rows:
             ours, ours_peak = measure(episode, steps)
-            print(f"{name:<24} {steps:>5} {ours:>9.1f} {ours_peak:>9.0f} {ours / bare:>13.0f}x")
-        print(f"{'bare loop':<24} {steps:>5} {bare:>9.1f} {bare_peak:>9.0f} {1:>13.0f}x")
+            print(f"{name:<28} {steps:>5} {ours:>9.1f} {ours_peak:>9.0f} {ours / bare:>13.0f}x")
+        print(f"{'bare loop':<28} {steps:>5} {bare:>9.1f} {bare_peak:>9.0f} {1:>13.0f}x")
     for name, (variable, script) in PEERS.items():
         python = os.environ.get(variable)
         if not python:
-            print(f"{name:<24} skipped: set {variable} to the python of a venv that has it")
+            print(f"{name:<28} skipped: set {variable} to the python of a venv that has it")
             continue
         out = subprocess.run(
             [python, str(Path(__file__).parent / "peers" / script)], capture_output=True, text=True, check=True
         )
         for line in out.stdout.splitlines():
             steps, micros = line.split()
-            print(f"{name:<24} {steps:>5} {float(micros):>9.1f} {'':>9}")
+            print(f"{name:<28} {steps:>5} {float(micros):>9.1f} {'':>9}")
 
 
 if __name__ == "__main__":

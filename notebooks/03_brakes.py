@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -22,7 +24,7 @@
 # %%
 import matplotlib.pyplot as plt
 
-from react_text import Agent, ScriptedModel
+from react_text import Agent, Limits, ScriptedModel
 from react_text.toolbox import calculator
 
 # %% [markdown]
@@ -32,7 +34,7 @@ from react_text.toolbox import calculator
 
 # %%
 replies = [f"THOUGHT: step {i}.\nACTION: calculator[{i} * 7]" for i in range(1, 15)] + ["FINAL: done"]
-result = Agent(ScriptedModel(replies, name="gpt-4o-mini"), tools=[calculator], max_steps=20).run("Count in sevens.")
+result = Agent(ScriptedModel(replies, name="gpt-4o-mini"), tools=[calculator], limits=Limits(steps=20)).run("Count in sevens.")
 per_step = [s.usage.prompt_tokens for s in result.steps]
 cumulative = [s.total_usage.total_tokens for s in result.steps]
 
@@ -56,7 +58,7 @@ from react_text.backends.local import LocalModel
 
 for cache in (True, False):
     model = LocalModel(prefix_cache=cache)
-    Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run("What is 17 * 23 + 5?")
+    Agent(model, tools=[calculator], limits=Limits(steps=4)).run("What is 17 * 23 + 5?")
     print(f"prefix cache {'on ' if cache else 'off'}: sent {model.stats.prompt_tokens} prompt tokens, evaluated {model.stats.evaluated_tokens}")
 
 # %% [markdown]
@@ -66,7 +68,7 @@ for cache in (True, False):
 
 # %%
 stubborn = ScriptedModel(["ACTION: calculator[1 + 1]", "ACTION: calculator[2 + 2]", "THOUGHT: I must stop.\nFINAL: 4"])
-result = Agent(stubborn, tools=[calculator], max_steps=2).run("Add things.")
+result = Agent(stubborn, tools=[calculator], limits=Limits(steps=2)).run("Add things.")
 print(result.stop_reason, result.answer, "forced:", result.forced)
 print(stubborn.calls[-1].prompt[-1].content)
 

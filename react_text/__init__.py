@@ -3,10 +3,11 @@
 from .backends.local import LocalModel
 from .backends.openai_api import OpenAIChat, OpenAICompletion
 from .backends.scripted import ScriptedModel
-from .errors import ModelError, ReactTextError, TokenizerError
+from .errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
 from .grammar import protocol_grammar
 from .guard import STOP_SEQUENCES, cut
-from .loop import Agent, Run
+from .limits import Limits, Prompting
+from .loop import Agent, AsyncRun, Run
 from .parser import parse, render_action
 from .tools import Tool, tool
 from .types import (
@@ -26,7 +27,11 @@ __all__ = [
     "STOP_SEQUENCES",
     "Action",
     "Agent",
+    "AsyncRun",
+    "ConfigError",
+    "ContextLengthError",
     "Final",
+    "Limits",
     "LocalModel",
     "Message",
     "Model",
@@ -34,6 +39,7 @@ __all__ = [
     "OpenAIChat",
     "OpenAICompletion",
     "ParseError",
+    "Prompting",
     "ReactTextError",
     "Reply",
     "Request",

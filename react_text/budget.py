@@ -6,7 +6,8 @@ are checked against the SHA-256 that tiktoken itself publishes for them, then ha
 fast encoder. The encoding is chosen from the model name: o200k for current OpenAI models,
 cl100k for everything else (an estimate for non-OpenAI models: see the README).
 
-Counting is incremental: each piece of text is encoded once, when it is added.
+Counting is incremental: each piece of text is encoded once, when it is added (see `history`);
+the Meter corrects the local count with what the server reports after every call.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from .errors import TokenizerError
 
-__all__ = ["Counter", "Tally", "TokenizerError", "counter", "encoding", "encoding_name"]
-from .types import Message
+__all__ = ["Counter", "Meter", "TokenizerError", "counter", "encoding", "encoding_name"]
+from .types import Usage
 
 if TYPE_CHECKING:
     import tiktoken
@@ -113,37 +114,86 @@ def counter(model: str) -> Counter:
     name = _bundled_encoding(model)
     enc = encoding(name or "cl100k_base")
     if name is not None:  # tiktoken knows this model and its encoding is bundled: counts are exact
-
-        def count(text: str) -> int:
-            return len(enc.encode(text, disallowed_special=()))
-
-        return count
+        return functools.partial(_count, enc)
 
     def estimate(text: str) -> int:
-        return math.ceil(len(enc.encode(text, disallowed_special=())) * UNKNOWN_MODEL_MARGIN)
+        return math.ceil(_count(enc, text) * UNKNOWN_MODEL_MARGIN)
 
     return estimate
 
 
-class Tally:
-    """The tokens a run's next request will send, kept up to date one appended piece at a time."""
+CHUNK = 1 << 16  # characters encoded at a time when a text is longer
 
-    def __init__(self, count: Counter, *, chat: bool) -> None:
-        self._count = count
-        self._chat = chat
-        self.prompt_tokens = REPLY_PRIMING if chat else 0
 
-    def add_message(self, message: Message) -> int:
-        """Count a chat message appended to the conversation; returns its cost."""
-        cost = self._count(message.content) + MESSAGE_OVERHEAD
-        self.prompt_tokens += cost
-        return cost
+def _count(enc: tiktoken.Encoding, text: str) -> int:
+    """Tokens of `text`. A long text is encoded a piece at a time: tiktoken's pattern gives up
+    ("Max stack size exceeded") on a run of a million spaces, and pieces cost at most a token
+    each at their seams."""
+    if len(text) <= CHUNK:
+        return len(enc.encode(text, disallowed_special=()))
+    return sum(len(enc.encode(text[i : i + CHUNK], disallowed_special=())) for i in range(0, len(text), CHUNK))
 
-    def add_text(self, text: str) -> int:
-        """Count text appended to a completion transcript (a boundary may merge: +-1 token)."""
-        cost = self._count(text)
-        self.prompt_tokens += cost
-        return cost
 
-    def count(self, text: str) -> int:
-        return self._count(text)
+class Meter:
+    """A run's token account: what was billed, and the size of the next request in the server's tokens.
+
+    The engine counts with tiktoken, which is exact for OpenAI models only. A server reports what
+    it really counted (`usage.prompt_tokens`) after every call, so the estimate of the next
+    request is that report plus what was appended since, scaled by the largest ratio of server
+    tokens to local tokens seen so far (with a margin). From the second request on, the budget is
+    planned in the server's own units, whatever its tokenizer.
+    """
+
+    SAFETY = 1.1  # on top of the largest ratio seen: appended text may tokenize worse than the average
+
+    def __init__(self) -> None:
+        self.billed = Usage()
+        self._rate: float | None = None  # server tokens per local token; None until a server reports
+        self._base: int | None = None  # the server's count of the last request, while the history only grew
+        self._base_local = 0  # our count of that request
+        self._since = 0  # server tokens known to be appended since (a reply's completion tokens)
+        self._since_local = 0  # local tokens appended since whose server count is not known
+
+    @property
+    def rate(self) -> float:
+        """Server tokens per local token, with the margin (1 until a server has reported)."""
+        return 1.0 if self._rate is None else self._rate * self.SAFETY
+
+    def scale(self, local: int) -> int:
+        """`local` tokens in the server's units (an estimate, on the high side)."""
+        return math.ceil(local * self.rate)
+
+    def estimate(self, local_total: int) -> int:
+        """The server's count of a prompt whose local count is `local_total`."""
+        if self._base is None:
+            return self.scale(local_total)
+        return self._base + self._since + self.scale(self._since_local)
+
+    def appended(self, local: int, server: int | None = None) -> None:
+        """Text was appended to the history: `local` tokens by our count (`server` if known)."""
+        if server is None:
+            self._since_local += local
+        else:
+            self._since += server
+
+    def rewritten(self) -> None:
+        """The history was rewritten (elided): the last report no longer describes its prefix."""
+        self._base = None
+
+    def charge(self, usage: Usage) -> None:
+        """Bill a request that says nothing about the history's size (a continuation)."""
+        self.billed = self.billed + usage
+
+    def sent(self, usage: Usage, local_prompt: int, *, reported: bool) -> None:
+        """A request of `local_prompt` local tokens was billed `usage` (reported by the server or not)."""
+        self.billed = self.billed + usage
+        if not reported or local_prompt <= 0 or usage.prompt_tokens <= 0:
+            self._base = None
+            return
+        ratios = [usage.prompt_tokens / local_prompt]
+        grown = local_prompt - self._base_local
+        if self._base is not None and grown >= 32:  # what was appended since the last report, alone
+            ratios.append((usage.prompt_tokens - self._base) / grown)
+        self._rate = max([*ratios] + ([self._rate] if self._rate is not None else []))
+        self._base, self._base_local = usage.prompt_tokens, local_prompt
+        self._since = self._since_local = 0

@@ -13,11 +13,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
 from . import parser as parsing
+from .episode import Approval
 from .errors import ModelError, ReactTextError
-from .loop import Approval
+from .limits import Limits
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Final, ParseError, RunResult, Step
@@ -76,7 +78,7 @@ def _arguments() -> argparse.ArgumentParser:
     )
     run.add_argument("task", metavar="TASK", help="the task or question, in quotes")
     _model_flags(run)
-    _run_flags(run, max_steps=8, reply_tokens=256)
+    _run_flags(run)
     run.add_argument("--instructions-in", choices=["system", "user"], default="system")
     run.add_argument("--tools", metavar="MODULE", help="add the public functions of a Python module as tools")
     run.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
@@ -105,7 +107,7 @@ def _arguments() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("tasks", metavar="TASKS", help="a .jsonl file of tasks")
     _model_flags(evaluate)
-    _run_flags(evaluate, max_steps=6, reply_tokens=128)
+    _run_flags(evaluate)
     evaluate.add_argument("--root", metavar="DIR", help="folder for the file tools (default: docs/ beside TASKS)")
     evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
     evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
@@ -204,25 +206,28 @@ def _model_flags(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _run_flags(command: argparse.ArgumentParser, *, max_steps: int, reply_tokens: int) -> None:
-    """Budgets and prompt choices, shared by run and eval."""
-    command.add_argument(
-        "--max-steps", type=_positive, default=max_steps, help=f"model calls allowed a run (default {max_steps})"
-    )
+def _run_flags(command: argparse.ArgumentParser) -> None:
+    """Budgets and prompt choices, shared by run and eval (unset: as the model recommends)."""
+    defaults = Limits()
+    command.add_argument("--max-steps", type=_positive, help=f"model calls allowed a run (default {defaults.steps})")
     command.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed over a whole run")
     command.add_argument(
-        "--reply-tokens",
-        type=_positive,
-        default=reply_tokens,
-        help=f"reply allowance per call (default {reply_tokens})",
+        "--reply-tokens", type=_positive, help=f"reply allowance per call (default {defaults.reply_tokens})"
     )
     command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
-    command.add_argument("--no-grammar", action="store_true", help="do not constrain decoding to the protocol")
+    command.add_argument(
+        "--grammar",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain decoding to the protocol (default: when the model takes a grammar; "
+        "--grammar for a llama.cpp server)",
+    )
     command.add_argument(
         "--act-first",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="under the grammar, the first reply must be an ACTION (default: on; small models answer unaided)",
+        default=None,
+        help="under the grammar, the first reply must be an ACTION (default: as the model recommends; "
+        "on for the embedded model)",
     )
 
 
@@ -314,30 +319,17 @@ def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
 
     model = _model(args)
     tool_list: list[Any] = default_tools(args.root)
-    example: str | None = "examples/calculator" if not (args.tools or mcp_tools) else "examples/generic"
     if args.tools:
         tool_list += _module_tools(args.tools)
     tool_list += mcp_tools
-    if args.zero_shot:
-        example = None
-    agent = Agent(
-        model,
-        tools=tool_list,
-        max_steps=args.max_steps,
-        max_tokens=args.max_tokens,
-        reply_tokens=args.reply_tokens,
-        instructions_in=args.instructions_in,
-        example=example,
-        grammar=False if args.no_grammar else None,
-        act_first=args.act_first,
-        approve=_approver(args.yes),
-    )
+    agent = _configured(Agent(model, tools=tool_list, approve=_approver(args.yes)), args)
+    agent = replace(agent, prompting=replace(agent.prompting, instructions_in=args.instructions_in))
     paint = Paint.for_stream(sys.stdout)
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
-        agent.model = tracer.model(agent.model)
+        agent = replace(agent, model=tracer.model(agent.model))
         tracer.event(
-            "run_start", task=args.task, model=repr(model), max_steps=args.max_steps, max_tokens=args.max_tokens
+            "run_start", task=args.task, model=repr(model), max_steps=agent.limits.steps, max_tokens=agent.limits.tokens
         )
     try:
         run = agent.iter_steps(args.task)
@@ -345,7 +337,7 @@ def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
             if tracer:
                 tracer.step(step)
             if not args.json:
-                _print_step(step, sys.stdout, args.max_tokens, paint)
+                _print_step(step, sys.stdout, agent.limits.tokens, paint)
         result = run.result
         if tracer:
             tracer.end(result)
@@ -357,6 +349,23 @@ def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
     else:
         _print_end(result, sys.stdout, paint)
     return 0 if result.stop_reason == "final" else 1
+
+
+def _configured(agent: Any, args: argparse.Namespace) -> Any:
+    """The agent with the limits and prompt choices the flags name (the rest as the model recommends)."""
+    limits = {
+        name: value
+        for name, value in (("steps", args.max_steps), ("tokens", args.max_tokens), ("reply_tokens", args.reply_tokens))
+        if value is not None
+    }
+    prompt: dict[str, Any] = {}
+    if args.zero_shot:
+        prompt["example"] = None
+    if args.grammar is not None:
+        prompt["grammar"] = args.grammar
+    if args.act_first is not None:
+        prompt["act_first"] = args.act_first
+    return replace(agent, limits=replace(agent.limits, **limits), prompting=replace(agent.prompting, **prompt))
 
 
 def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
@@ -534,14 +543,9 @@ def _eval(args: argparse.Namespace) -> int:
     model = _model(args)
     local = getattr(model, "stats", None) is not None  # an in-process model: one task at a time
     root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
-    options = {
-        "max_steps": args.max_steps,
-        "max_tokens": args.max_tokens,
-        "reply_tokens": args.reply_tokens,
-        "grammar": False if args.no_grammar else None,
-        "act_first": args.act_first,
-        "parser": parsing.PARSERS[args.parser],
-    }
+    from .loop import Agent
+
+    configured = _configured(Agent(model), args)
     outcomes = []
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 - closed below
     try:
@@ -550,8 +554,9 @@ def _eval(args: argparse.Namespace) -> int:
             model,
             root=root,
             concurrency=1 if local else args.concurrency,
-            zero_shot=args.zero_shot,
-            options=options,
+            limits=configured.limits,
+            prompting=configured.prompting,
+            parser=parsing.PARSERS[args.parser],
         )
         for done, outcome in enumerate(progress, 1):
             outcomes.append(outcome)

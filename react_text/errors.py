@@ -34,7 +34,15 @@ class ModelError(ReactTextError):
 
 
 class ContextLengthError(ModelError):
-    """The prompt and the reply allowance did not fit the model's context window."""
+    """The prompt and the reply allowance did not fit the model's context window.
+
+    `window` is the window in tokens when the server said it (OpenAI and vLLM say "maximum context
+    length is N tokens"; llama.cpp's server sends `n_ctx`), else None.
+    """
+
+    def __init__(self, message: str, *, window: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
 
 
 class ConfigError(ReactTextError):

@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import regex
 
-from .loop import Agent
+from .limits import Limits, Prompting
+from .loop import Agent, Parser
+from .parser import parse
 from .toolbox import Files, calculator
 from .tools import Tool
 from .types import Model, RunResult
@@ -83,28 +84,20 @@ def toolset(names: Sequence[str], root: Path) -> list[Tool]:
     return chosen
 
 
-def example_for(task: Task) -> str:
-    return "examples/files" if {"search", "read"} & set(task.tools) else "examples/calculator"
-
-
 def evaluate(
     tasks: Sequence[Task],
     model: Model,
     *,
     root: Path,
     concurrency: int = 1,
-    zero_shot: bool = False,
-    options: dict[str, Any] | None = None,
+    limits: Limits | None = None,
+    prompting: Prompting | None = None,
+    parser: Parser = parse,
 ) -> Iterator[Outcome]:
     """Run every task; yield the outcomes in task order. `root` is the folder the file tools read."""
 
     def one(task: Task) -> Outcome:
-        agent = Agent(
-            model,
-            tools=toolset(task.tools, root),
-            example=None if zero_shot else example_for(task),
-            **(options or {}),
-        )
+        agent = Agent(model, tools=toolset(task.tools, root), limits=limits, prompting=prompting, parser=parser)
         started = time.perf_counter()
         result = agent.run(task.task)
         return _outcome(task, result, time.perf_counter() - started)

@@ -1,101 +1,109 @@
-"""The loop driver: ask the model, cut, parse, run the tool, feed the observation back; repeat.
+"""The agent, and the two drivers of its runs: sync and async.
 
-    agent = Agent(model, tools=[lookup, add], max_steps=6, max_tokens=6000)
+    agent = Agent(model, tools=[lookup, add], limits=Limits(steps=6, tokens=6000))
     result = agent.run(task)                  # a RunResult
-    run = agent.iter_steps(task)              # the same run, one frozen Step at a time
-    for step in run: ...
-    run.result
+    result = await agent.arun(task)           # the same, in an event loop
+    run = agent.iter_steps(task)              # one frozen Step at a time; then run.result
+    arun = agent.aiter_steps(task)            # the same, `async for`; then arun.result
 
-Chat models get observations back as user messages (`OBSERVATION: ...`); completion-only models
-get one growing transcript and continue it after `THOUGHT:`. What is sent only ever grows at the
-end, so server-side prompt caches keep hitting. Tokens are counted before each request, one new
-piece at a time; a request whose prompt plus its reply allowance could pass `max_tokens` is not
-sent.
+What a run decides lives in `episode` (a state machine that performs no I/O); the drivers here
+only carry out what it asks (call the model, ask the approver, run the tool) and hand back what
+came of it, so a sync and an async run of the same script take the same steps.
 """
 
 from __future__ import annotations
 
-import difflib
+import asyncio
 import functools
-import logging
+import inspect
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Protocol
 
-from . import budget, guard, prompting, tools
+from . import budget, calls, prompting, telemetry
+from .episode import Approval, Approve, Command, Decided, Done, Emit, Episode, Event, Failed, Ran, Replied, Send
 from .errors import ModelError
-from .grammar import protocol_grammar
+from .limits import Limits, Prompting
 from .parser import parse
-from .prompting import InstructionsIn
-from .tools import Tool
-from .types import (
-    Action,
-    Final,
-    Message,
-    Model,
-    Parsed,
-    ParseError,
-    Request,
-    RunResult,
-    Step,
-    StopReason,
-    Usage,
-)
+from .tools import Tool, as_tools, listing
+from .types import Action, Model, Parsed, RunResult, Step
 
-log = logging.getLogger(__name__)
-
-Approval = bool | Literal["stop"]
-Approver = Callable[[Tool, Action], Approval]
-
-THOUGHT_CUE = "THOUGHT:"
-MIN_REPLY_TOKENS = 16  # a reply allowance smaller than this is not worth a request
+Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
 
 
-@dataclass
+class Parser(Protocol):
+    """How replies are read: `parse` (the default) or another of `parser.PARSERS`."""
+
+    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Agent:
-    """Runs a ReAct loop over a plain-text protocol. Reusable: each run keeps its own state."""
+    """Runs a ReAct loop over a plain-text protocol. Immutable and reusable: each run keeps its own
+    state, and `dataclasses.replace` (or `with_limits`) makes a changed copy.
+
+    `limits` and `prompting` default to what the model recommends (`recommended_limits`,
+    `recommended_prompting`), else to `Limits()` and `Prompting()`. `approve` is asked before a
+    risky tool runs (True, False, or "stop" to end the run; it may be async); without one, risky
+    tools are declined. `count_tokens` counts as the model does (default: the model's own counter,
+    else tiktoken by the model's name).
+    """
 
     model: Model
-    tools: Iterable[Tool | Callable[..., object]] = ()
-    max_steps: int = 10  # model calls, not counting the one forced-final call
-    max_tokens: int | None = None  # prompt + completion tokens over the whole run; None: no limit
-    reply_tokens: int = 512  # the completion allowance of each call
-    observation_tokens: int = 1000  # longer tool results are cut to this, head and tail
-    max_format_errors: int = 3  # unreadable replies in a row that end the run
-    instructions_in: InstructionsIn = "system"  # or "user", for models that follow the system poorly
-    example: str | None = "examples/generic"  # a worked example: template name, or text; None: zero-shot
-    force_final: bool = True  # at a limit, make one last call asking for the final answer
-    approve: Approver | None = None  # asked before a risky tool runs; None declines
-    tool_timeout: float | None = 60.0  # seconds, for tools that set no time limit of their own; None: wait
-    grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
-    act_first: bool = False  # under a grammar, the first reply must be an ACTION (small models answer unaided)
-    count_tokens: budget.Counter | None = None  # None: tiktoken, by the model's name
-    parser: Callable[[str], Parsed] = parse  # how replies are read (parser.PARSERS has the others)
-    _tools: tuple[Tool, ...] = field(init=False, repr=False)
+    tools: tuple[Tool, ...]
+    limits: Limits
+    prompting: Prompting
+    approve: Approver | None
+    parser: Parser
+    count_tokens: budget.Counter | None
+    counter: budget.Counter = field(init=False, repr=False, compare=False)  # count_tokens resolved, memoised
 
-    def __post_init__(self) -> None:
-        self._tools = tools.as_tools(self.tools)
-        if self.max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        if self.grammar and not self.model.accepts_grammar:
+    def __init__(
+        self,
+        model: Model,
+        tools: Iterable[Tool | Callable[..., object]] = (),
+        *,
+        limits: Limits | None = None,
+        prompting: Prompting | None = None,
+        approve: Approver | None = None,
+        parser: Parser = parse,
+        count_tokens: budget.Counter | None = None,
+    ) -> None:
+        limits = limits if limits is not None else getattr(model, "recommended_limits", None) or Limits()
+        prompting = prompting if prompting is not None else getattr(model, "recommended_prompting", None) or Prompting()
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a react_text.Limits, not {type(limits).__name__}")
+        if not isinstance(prompting, Prompting):
+            raise TypeError(f"prompting must be a react_text.Prompting, not {type(prompting).__name__}")
+        if prompting.grammar and not model.accepts_grammar:
             raise ValueError(
-                f"{self.model!r} does not take a grammar; for a server that does (llama.cpp), "
+                f"{model!r} does not take a grammar; for a server that does (llama.cpp), "
                 "build the backend with grammar=True"
             )
-        if self.count_tokens is None:
-            count = getattr(self.model, "count_tokens", None) or budget.counter(self.model.name)
-            # Memoised: the instruction block is counted once per agent, not once per run, and a
-            # reply is counted once for its usage and once as a message at the cost of a lookup.
-            self.count_tokens = functools.lru_cache(maxsize=256)(count)
+        count = count_tokens or getattr(model, "count_tokens", None) or budget.counter(model.name)
+        # Memoised: the instruction block is counted once per agent, not once per run.
+        counter = functools.lru_cache(maxsize=256)(count)
+        setattr_ = object.__setattr__
+        setattr_(self, "model", model)
+        setattr_(self, "tools", as_tools(tools))
+        setattr_(self, "limits", limits)
+        setattr_(self, "prompting", prompting)
+        setattr_(self, "approve", approve)
+        setattr_(self, "parser", parser)
+        setattr_(self, "count_tokens", count_tokens)
+        setattr_(self, "counter", counter)
 
-    @property
-    def tool_list(self) -> tuple[Tool, ...]:
-        return self._tools
+    def with_limits(self, **changes: Any) -> Agent:
+        """A copy of this agent with some limits changed: `agent.with_limits(steps=4)`."""
+        return replace(self, limits=replace(self.limits, **changes))
 
     def instructions(self) -> str:
         """The instruction block this agent sends: protocol, tool list, worked example."""
-        return prompting.instructions(tools.listing(self._tools), example=self.example)
+        example = self.prompting.example
+        if example == "auto":
+            example = prompting.example_for([t.name for t in self.tools])
+        return prompting.instructions(listing(self.tools), example=example)
 
     def run(self, task: str) -> RunResult:
         run = self.iter_steps(task)
@@ -106,24 +114,28 @@ class Agent:
     def iter_steps(self, task: str) -> Run:
         return Run(self, task)
 
+    async def arun(self, task: str) -> RunResult:
+        run = self.aiter_steps(task)
+        async for _ in run:
+            pass
+        return run.result
 
-class Run:
-    """One run of an agent: iterate it for its steps; `result` once it is exhausted."""
+    def aiter_steps(self, task: str) -> AsyncRun:
+        return AsyncRun(self, task)
+
+
+class _Driven:
+    """What the two drivers share: the episode, the command it is at, the result at the end."""
 
     def __init__(self, agent: Agent, task: str) -> None:
+        if not isinstance(task, str):
+            raise TypeError(f"the task must be a string, not {type(task).__name__}")
         self._agent = agent
-        self._steps = _drive(agent, task)
+        self._task = task
+        self._episode: Episode | None = None
+        self._command: Command | None = None
         self._result: RunResult | None = None
-
-    def __iter__(self) -> Iterator[Step]:
-        return self
-
-    def __next__(self) -> Step:
-        try:
-            return next(self._steps)
-        except StopIteration as done:
-            self._result = done.value
-            raise
+        self._spans = telemetry.RunSpans()
 
     @property
     def result(self) -> RunResult:
@@ -131,235 +143,136 @@ class Run:
             raise RuntimeError("the run is not finished: iterate it to the end first")
         return self._result
 
+    def _begin(self, window: int | None) -> Command:
+        self._spans = telemetry.start(self._agent, self._task)
+        self._episode = Episode(self._agent, self._task, window=window)
+        return self._episode.start()
 
-class _Conversation:
-    """What has been sent and received, and its token count, one appended piece at a time."""
-
-    def __init__(self, agent: Agent, task: str) -> None:
-        assert agent.count_tokens is not None
-        self.chat = agent.model.api == "chat"
-        self.tally = budget.Tally(agent.count_tokens, chat=self.chat)
-        block = agent.instructions()
-        self.messages: list[Message] = []
-        self.pieces: list[str] = []
-        if self.chat:
-            for message in prompting.first_messages(block, task, instructions_in=agent.instructions_in):
-                self.add_message(message)
-        else:
-            self.add_text(prompting.transcript_start(block, task))
-            self.tally.add_text(THOUGHT_CUE)  # the cue every request ends with
-
-    def add_message(self, message: Message) -> None:
-        self.messages.append(message)
-        self.tally.add_message(message)
-
-    def add_text(self, text: str) -> None:
-        self.pieces.append(text)
-        self.tally.add_text(text)
-
-    def prompt(self) -> tuple[Message, ...] | str:
-        return tuple(self.messages) if self.chat else "".join(self.pieces) + THOUGHT_CUE
-
-    def record_reply(self, kept: str) -> None:
-        if self.chat:
-            self.add_message(Message("assistant", kept.strip()))
-        else:
-            self.add_text(f"{THOUGHT_CUE}{kept.rstrip()}\n")
-
-    def record_observation(self, observation: str) -> None:
-        if self.chat:
-            self.add_message(Message("user", prompting.observation_message(observation)))
-        else:
-            self.add_text(f"{prompting.observation_message(observation)}\n")
-
-    def record_note(self, note: str) -> None:
-        """A word from the loop that is not an observation (the forced-final request)."""
-        if self.chat:
-            self.add_message(Message("user", note))
-        else:
-            self.add_text(f"{note}\n")
-
-    def transcript(self) -> tuple[Message, ...] | str:
-        return tuple(self.messages) if self.chat else "".join(self.pieces)
-
-
-@dataclass
-class _State:
-    used: Usage = field(default_factory=Usage)
-    steps: list[Step] = field(default_factory=list)
-    done: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)  # repeat detection
-    format_errors: int = 0
-    tool_calls: int = 0
-
-
-def _drive(agent: Agent, task: str) -> Generator[Step, None, RunResult]:
-    """The generator behind Run: yields each step, returns the RunResult."""
-    convo = _Conversation(agent, task)
-    state = _State()
-    model = agent.model
-    use_grammar = model.accepts_grammar if agent.grammar is None else agent.grammar
-    names = [t.name for t in agent.tool_list]
-    grammar = protocol_grammar(names, after_cue=not convo.chat) if use_grammar else None
-    first_grammar = protocol_grammar(names, after_cue=not convo.chat, final=False) if use_grammar else None
-
-    def finish(
-        reason: StopReason, answer: str | None = None, *, forced: bool = False, error: str | None = None
-    ) -> RunResult:
-        return RunResult(
-            answer=answer,
-            stop_reason=reason,
-            steps=tuple(state.steps),
-            usage=state.used,
-            transcript=convo.transcript(),
-            forced=forced,
-            error=error,
-            tool_calls=state.tool_calls,
-        )
-
-    def allowance() -> int | None:
-        """The reply allowance of the next call, or None when no useful call fits the budget."""
-        if agent.max_tokens is None:
-            return agent.reply_tokens
-        room = agent.max_tokens - state.used.total_tokens - convo.tally.prompt_tokens
-        if room < MIN_REPLY_TOKENS:
+    def _after(self, command: Command) -> Step | None:
+        """At an Emit or Done command: the step to hand out, or None at the end."""
+        assert self._episode is not None
+        if isinstance(command, Done):
+            self._result = command.result
+            self._command = command
+            self._spans.end(command.result)
             return None
-        return min(agent.reply_tokens, room)
+        assert isinstance(command, Emit)
+        self._command = self._episode.send(None)
+        return command.step
 
-    def call(number: int, reply_tokens: int, *, forced: bool = False) -> tuple[Step, Parsed] | str:
-        """One model call; returns the step and what was parsed, or the error text."""
-        started = time.perf_counter()
-        prompt_estimate = convo.tally.prompt_tokens
-        constraint = first_grammar if agent.act_first and state.tool_calls == 0 and not forced else grammar
-        request = Request(convo.prompt(), guard.STOP_SEQUENCES, reply_tokens, constraint)
+
+class Run(_Driven):
+    """One run of an agent: iterate it for its steps; `result` once it is exhausted."""
+
+    def __iter__(self) -> Run:
+        return self
+
+    def __next__(self) -> Step:
+        agent = self._agent
         try:
-            reply = model.generate(request)
+            if self._command is None:
+                self._command = self._begin(_window(agent))
+            command = self._command
+            assert self._episode is not None
+            while not isinstance(command, Emit | Done):
+                with self._spans.around(command) as span:
+                    event = _perform(agent, command)
+                    span.record(event)
+                command = self._episode.send(event)
+        except StopIteration as exc:  # raised by a model or an approver: it must not end the iteration quietly
+            error = RuntimeError(f"{type(exc).__name__} escaped from the model or the approver")
+            self._spans.fail(error)
+            raise error from exc
+        except BaseException as exc:
+            self._spans.fail(exc)
+            raise
+        step = self._after(command)
+        if step is None:
+            raise StopIteration
+        return step
+
+
+class AsyncRun(_Driven):
+    """One async run of an agent: `async for` its steps; `result` once it is exhausted."""
+
+    def __aiter__(self) -> AsyncRun:
+        return self
+
+    async def __anext__(self) -> Step:
+        agent = self._agent
+        try:
+            if self._command is None:
+                self._command = self._begin(await _awindow(agent))
+            command = self._command
+            assert self._episode is not None
+            while not isinstance(command, Emit | Done):
+                with self._spans.around(command) as span:
+                    event = await _aperform(agent, command)
+                    span.record(event)
+                command = self._episode.send(event)
+        except BaseException as exc:
+            self._spans.fail(exc)
+            raise
+        step = self._after(command)
+        if step is None:
+            raise StopAsyncIteration
+        return step
+
+
+def _perform(agent: Agent, command: Command) -> Event:
+    started = time.perf_counter()
+    if isinstance(command, Send):
+        try:
+            reply = agent.model.generate(command.request)
         except ModelError as exc:
-            log.warning("model call %d failed: %s", number, exc)
-            return str(exc)
-        cut = guard.cut(reply.text)
-        parsed = agent.parser(cut.kept if convo.chat else THOUGHT_CUE + cut.kept)
-        usage = reply.usage or Usage(prompt_estimate, convo.tally.count(reply.text))
-        state.used = state.used + usage
-        convo.record_reply(cut.kept)
-        step = Step(
-            number=number,
-            reply=reply.text,
-            parsed=parsed,
-            observation=None,
-            usage=usage,
-            total_usage=state.used,
-            seconds=time.perf_counter() - started,
-            cut=cut.dropped,
-            forced=forced,
-        )
-        if reply.finish_reason == "length":
-            log.info("step %d: the reply reached its allowance of %d tokens", number, reply_tokens)
-        return step, parsed
-
-    stop: StopReason = "max_steps"
-    for number in range(1, agent.max_steps + 1):
-        reply_tokens = allowance()
-        if reply_tokens is None:
-            stop = "max_tokens"
-            break
-        outcome = call(number, reply_tokens)
-        if isinstance(outcome, str):
-            return finish("model_error", error=outcome)
-        step, parsed = outcome
-        if isinstance(parsed, Final):
-            state.steps.append(step)
-            yield step
-            return finish("final", parsed.answer)
-        started = time.perf_counter()
-        if isinstance(parsed, ParseError):
-            state.format_errors += 1
-            observation = prompting.render("corrections/format_error", problem=parsed.message)
-        else:
-            state.format_errors = 0
-            decision = _act(agent, state, parsed, number)
-            if decision is None:
-                step = _finished(step, started, None)
-                state.steps.append(step)
-                yield step
-                return finish("declined", error="the approver stopped the run")
-            observation = decision
-        left = _nearly_spent(agent, number, state.used.total_tokens + convo.tally.prompt_tokens)
-        if left:
-            observation = prompting.render("corrections/budget_low", observation=observation, left=left)
-        step = _finished(step, started, observation)
-        state.steps.append(step)
-        yield step
-        if state.format_errors >= agent.max_format_errors:
-            return finish("format_errors", error=f"{state.format_errors} unreadable replies in a row")
-        convo.record_observation(observation)
-
-    if not agent.force_final:
-        return finish(stop, error=_limit_words(agent, stop))
-    convo.record_note(prompting.render("corrections/force_final", limit=_limit_words(agent, stop)))
-    reply_tokens = allowance()
-    if reply_tokens is None:
-        return finish(stop, error=_limit_words(agent, stop))
-    outcome = call(len(state.steps) + 1, reply_tokens, forced=True)
-    if isinstance(outcome, str):
-        return finish(stop, error=f"{_limit_words(agent, stop)}; the forced final call failed: {outcome}")
-    step, parsed = outcome
-    state.steps.append(step)
-    yield step
-    if isinstance(parsed, Final):
-        return finish(stop, parsed.answer, forced=True)
-    return finish(stop, error=f"{_limit_words(agent, stop)}; no final answer when asked for one")
+            return Failed(exc, time.perf_counter() - started)
+        return Replied(reply, time.perf_counter() - started)
+    if isinstance(command, Approve):
+        assert agent.approve is not None
+        decision = agent.approve(command.tool, command.action)
+        if inspect.isawaitable(decision):
+            if inspect.iscoroutine(decision):
+                decision.close()
+            raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
+        return Decided(decision)
+    assert not isinstance(command, Emit | Done)
+    return Ran(calls.call(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
 
-def _act(agent: Agent, state: _State, action: Action, number: int) -> str | None:
-    """Run the action (or say why not); the observation text, or None if the run must stop."""
-    by_name = {t.name: t for t in agent.tool_list}
-    chosen = by_name.get(action.tool) or next(
-        (t for t in agent.tool_list if t.name.casefold() == action.tool.casefold()), None
-    )
-    if chosen is None:
-        names = list(by_name)
-        close = difflib.get_close_matches(action.tool, names, n=1)
-        suggestion = prompting.render("corrections/unknown_tool_suggestion", closest=close[0]) if close else ""
-        return prompting.render(
-            "corrections/unknown_tool", tool=action.tool, suggestion=suggestion, tools=", ".join(names)
-        )
-    key = (chosen.name, " ".join(action.input.split()).casefold())
-    if key in state.done:
-        step, result = state.done[key]
-        return prompting.render(
-            "corrections/repeated_action", tool=chosen.name, input=action.input, step=step, result=result
-        )
-    if chosen.risky:
-        approval = agent.approve(chosen, action) if agent.approve else False
-        if approval == "stop":
-            return None
-        if not approval:
-            return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
-    assert agent.count_tokens is not None
-    state.tool_calls += 1
-    if chosen.timeout is None and agent.tool_timeout is not None:
-        chosen = replace(chosen, timeout=agent.tool_timeout)
-    result = tools.truncate(tools.call(chosen, action.input), agent.observation_tokens, agent.count_tokens)
-    state.done[key] = (number, result)
-    return result
+async def _aperform(agent: Agent, command: Command) -> Event:
+    started = time.perf_counter()
+    if isinstance(command, Send):
+        agenerate = getattr(agent.model, "agenerate", None)
+        try:
+            if agenerate is not None:
+                reply = await agenerate(command.request)
+            else:  # a sync-only model: off the event loop
+                reply = await asyncio.to_thread(agent.model.generate, command.request)
+        except ModelError as exc:
+            return Failed(exc, time.perf_counter() - started)
+        return Replied(reply, time.perf_counter() - started)
+    if isinstance(command, Approve):
+        assert agent.approve is not None
+        decision = agent.approve(command.tool, command.action)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return Decided(decision)
+    assert not isinstance(command, Emit | Done)
+    return Ran(await calls.acall(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
 
-def _finished(step: Step, started: float, observation: str | None) -> Step:
-    return replace(step, observation=observation, seconds=step.seconds + time.perf_counter() - started)
+def _window(agent: Agent) -> int | None:
+    if agent.limits.context_tokens is not None:
+        return agent.limits.context_tokens
+    window = getattr(agent.model, "context_window", None)
+    return window if isinstance(window, int) else None
 
 
-def _nearly_spent(agent: Agent, number: int, committed: int) -> str:
-    """What is left, in words, when only one more step or call fits; "" otherwise."""
-    if number == agent.max_steps - 1:
-        return "1 step"
-    if agent.max_tokens is not None:
-        left = agent.max_tokens - committed
-        if MIN_REPLY_TOKENS <= left < 2 * agent.reply_tokens + 200:  # about one more call
-            return f"about {left} tokens"
-    return ""
-
-
-def _limit_words(agent: Agent, stop: StopReason) -> str:
-    if stop == "max_tokens":
-        return f"the token budget of {agent.max_tokens}"
-    return f"the step limit of {agent.max_steps}"
+async def _awindow(agent: Agent) -> int | None:
+    if agent.limits.context_tokens is not None:
+        return agent.limits.context_tokens
+    look = getattr(agent.model, "acontext_window", None)
+    if look is not None:
+        window = await look()
+        return window if isinstance(window, int) else None
+    return _window(agent)

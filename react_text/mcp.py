@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from . import prompting
 from .errors import ConfigError, safe_url, scrub
-from .tools import Tool, tool
+from .tools import Tool
 
 if TYPE_CHECKING:
     import mcp
@@ -68,7 +68,6 @@ OPEN_SECONDS = 30.0  # to start a server (or reach it) and list its tools
 CLOSE_SECONDS = 10.0  # for a session to close before it is cancelled, then abandoned
 CANCEL_GRACE = 1.0  # after a tool's time limit, until the abandoned call is cancelled
 INSTALL = 'MCP servers need the mcp extra: pip install "react-text[mcp]"'
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")  # SEP-986's characters, and "/" that servers use
 
 
 class ToolError(Exception):
@@ -205,15 +204,15 @@ class MCPTools:
         owner: dict[str, str] = {}
         for session, listed in zip(self._sessions, found, strict=True):
             for spec in listed:
-                if not _TOOL_NAME.fullmatch(spec.name):
-                    log.warning("skipped the tool %r of %s: a name the text protocol cannot write", spec.name, session)
-                    continue
                 if spec.name in owner:
                     raise ValueError(
                         f"two MCP servers have a tool named {spec.name!r}: {owner[spec.name]} and {session.server.name}"
                     )
                 owner[spec.name] = session.server.name
-                made.append(_tool(spec, make(session, spec.name, Parameters.of(spec.input_schema)), self.timeout))
+                try:
+                    made.append(_tool(spec, make(session, spec.name, Parameters.of(spec.input_schema)), self.timeout))
+                except ValueError as exc:  # a name the text protocol cannot carry (brackets, a newline)
+                    log.warning("skipped the tool %r of %s: %s", spec.name, session, exc)
         return tuple(made)
 
 
@@ -597,17 +596,20 @@ _CallMaker = Callable[[_Session, str, Parameters], Callable[..., object]]
 
 def _tool(spec: mcp.types.Tool, fn: Callable[..., object], timeout: float | None) -> Tool:
     hints = spec.annotations
-    risky = bool(hints and hints.destructive_hint and not hints.read_only_hint)
+    text = inspect.cleandoc(spec.description or spec.title or (hints.title if hints else None) or "")
     fn.__name__ = fn.__qualname__ = spec.name
-    fn.__doc__ = inspect.cleandoc(spec.description or spec.title or (hints.title if hints else None) or "")
-    made: Tool = tool(fn, name=spec.name, risky=risky, timeout=timeout)
-    return made
+    fn.__doc__ = text
+    return Tool(
+        spec.name,
+        text.split("\n\n")[0].replace("\n", " ").strip(),  # the first paragraph, as for a Python function
+        fn,
+        risky=bool(hints and hints.destructive_hint and not hints.read_only_hint),
+        timeout=timeout,
+    )
 
 
 def _sign(fn: Callable[..., object], parameters: Parameters) -> None:
-    sig = parameters.signature
-    fn.__signature__ = sig  # type: ignore[attr-defined]
-    fn.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()} | {"return": str}
+    fn.__signature__ = parameters.signature  # type: ignore[attr-defined]
 
 
 def _sync_call(

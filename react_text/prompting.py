@@ -52,6 +52,17 @@ def instructions(tool_listing: str, *, example: str | None = "examples/generic")
     return render("instructions", tools=tool_listing, example=example or "").rstrip()
 
 
+def example_for(tool_names: Iterable[str]) -> str:
+    """The worked example that fits the tools in play: the files example when the file tools are
+    there, the calculator's when only built-in arithmetic and docs are, else the generic one."""
+    names = set(tool_names)
+    if names & {"search", "read"}:
+        return "examples/files"
+    if "calculator" in names and names <= {"calculator", "python_doc"}:
+        return "examples/calculator"
+    return "examples/generic"
+
+
 def first_messages(
     instruction_block: str, task: str, *, instructions_in: InstructionsIn = "system"
 ) -> tuple[Message, ...]:

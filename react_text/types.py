@@ -128,6 +128,9 @@ class Step:
     seconds: float  # wall time of the model call and the tool
     cut: str = ""  # text the stop guard removed (a made-up observation)
     forced: bool = False  # the call asked for a final answer at a limit
+    reasoning: str = ""  # a reasoning model's thinking (split out by the server, or its <think> block)
+    finish_reason: str | None = None  # as the server said: "stop", "length" (the reply hit its allowance)
+    elided: tuple[int, ...] = ()  # steps whose observation or thought was elided from this call's prompt
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,18 @@
-"""Shared fixtures: the tools of the loop tests."""
+"""Shared fixtures: the tools of the loop tests, and the two drivers every loop test runs under."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
 import pytest
+
+from react_text import Agent, Limits, Prompting, RunResult
+from react_text.limits import field_names
+
+Drive = Callable[[Agent, str], RunResult]
 
 
 def lookup(item: str) -> str:
@@ -21,3 +31,24 @@ def add(a: float, b: float) -> float:
 @pytest.fixture
 def tools() -> list[object]:
     return [lookup, add]
+
+
+@pytest.fixture(params=["sync", "async"])
+def drive(request: pytest.FixtureRequest) -> Drive:
+    """Runs an agent to the end with the sync driver (`run`) or the async one (`arun`)."""
+
+    def sync(agent: Agent, task: str) -> RunResult:
+        return agent.run(task)
+
+    def in_a_loop(agent: Agent, task: str) -> RunResult:
+        return asyncio.run(agent.arun(task))
+
+    return sync if request.param == "sync" else in_a_loop
+
+
+def make_agent(model: Any, tools: Any = (), **options: Any) -> Agent:
+    """An Agent from flat options: Limits and Prompting fields by name, the rest as Agent's."""
+    limits = {k: options.pop(k) for k in list(options) if k in field_names(Limits)}
+    prompting = {k: options.pop(k) for k in list(options) if k in field_names(Prompting)}
+    agent = Agent(model, tools=tools, **options)
+    return replace(agent, limits=replace(agent.limits, **limits), prompting=replace(agent.prompting, **prompting))

@@ -30,7 +30,8 @@ def test_parse_prints_json() -> None:
         "tool": "add",
         "input": "2, 3",
         "thought": "x",
-        "discarded": "",
+        "discarded": "\nObservation: 5",  # not acted on: the made-up observation, exactly as written
+        "closed": True,
     }
 
 

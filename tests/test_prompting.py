@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from react_text import Agent, ScriptedModel, parse, prompting
+from react_text import Agent, Prompting, ScriptedModel, parse, prompting
 from react_text.types import Action, Final
 
 GOLDEN = Path(__file__).parent / "data" / "instructions.golden.txt"
@@ -27,10 +27,17 @@ KNOWN = {
     "corrections/tool_error": {"tool", "error_type", "error"},
     "corrections/tool_timeout": {"tool", "seconds"},
     "corrections/tool_bad_result": {"tool", "kind"},
+    "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
     "corrections/truncated": {"omitted"},
+    "corrections/reply_cut": {"tokens"},
+    "corrections/answer_cut": {"tokens"},
+    "corrections/input_open": set(),
+    "corrections/observation_dropped": set(),
+    "history/elided_observation": {"step", "tokens"},
+    "history/elided_reply": set(),
 }
 
 
@@ -65,7 +72,7 @@ def test_instruction_block_teaches_what_the_parser_reads() -> None:
 
 
 def test_zero_shot_leaves_the_example_out() -> None:
-    block = Agent(ScriptedModel([]), tools=[lookup], example=None).instructions()
+    block = Agent(ScriptedModel([]), tools=[lookup], prompting=Prompting(example=None)).instructions()
     assert "Example" not in block and "apple" not in block
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_text import Agent, Message, ModelError, OpenAIChat, Request, ScriptedModel, tool
+from react_text import Agent, Limits, Message, ModelError, OpenAIChat, Request, ScriptedModel, tool
 from react_text.budget import MESSAGE_OVERHEAD, REPLY_PRIMING
 
 try:  # openai 3.x is built on httpx2, earlier releases on httpx
@@ -61,7 +61,7 @@ def test_empty_reply_is_a_format_error_not_a_crash() -> None:
 
 def test_reply_cut_at_the_allowance_is_read_as_far_as_it_goes() -> None:
     model = ScriptedModel(["THOUGHT: " + "very " * 200 + "long\nACTION: add[1, 2]"])
-    result = Agent(model, tools=[], reply_tokens=20, max_steps=1, force_final=False).run("task")
+    result = Agent(model, limits=Limits(reply_tokens=20, steps=1, force_final=False)).run("task")
     assert result.steps[0].parsed.reason == "no_directive"  # type: ignore[union-attr]
     assert result.steps[0].usage.completion_tokens <= 20
 
@@ -71,7 +71,8 @@ def test_a_hanging_tool_is_abandoned_at_the_default_time_limit() -> None:
 
     never = threading.Event()
     hang = tool(lambda x: never.wait() and "never", name="hang")
-    result = Agent(ScriptedModel(["ACTION: hang[x]", "FINAL: gave up"]), tools=[hang], tool_timeout=0.2).run("t")
+    agent = Agent(ScriptedModel(["ACTION: hang[x]", "FINAL: gave up"]), tools=[hang], limits=Limits(tool_seconds=0.2))
+    result = agent.run("t")
     assert "did not finish within 0.2 seconds" in (result.steps[0].observation or "")
     assert result.answer == "gave up"
 
@@ -108,9 +109,9 @@ replies = st.one_of(
 
 @given(
     script=st.lists(replies, min_size=1, max_size=25),
-    max_tokens=st.integers(50, 6000),
+    max_tokens=st.integers(16, 6000),
     max_steps=st.integers(1, 12),
-    reply_tokens=st.integers(1, 300),
+    reply_tokens=st.integers(16, 300),
     api=st.sampled_from(["chat", "completion"]),
 )
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,7 +131,8 @@ def test_budgets_are_invariants(
         return a + b
 
     model = ScriptedModel(script + ["FINAL: forced"] * 2, api=api)  # type: ignore[arg-type]
-    agent = Agent(model, tools=[lookup, add], max_steps=max_steps, max_tokens=max_tokens, reply_tokens=reply_tokens)
+    limits = Limits(steps=max_steps, tokens=max_tokens, reply_tokens=reply_tokens)
+    agent = Agent(model, tools=[lookup, add], limits=limits)
     result = agent.run("What do a train ticket and one hotel night cost together?")
     count = model.count_tokens
     spent = 0

@@ -1,0 +1,233 @@
+"""Run one tool call under its time limit, from a sync or an async run. Nothing escapes.
+
+    outcome = call(tool, arguments, seconds)             # a sync run
+    outcome = await acall(tool, arguments, seconds)      # an async run
+
+A plain function in a sync run, on the main thread, runs inline under a SIGALRM timer: the time
+limit costs two system calls, and a tool that overruns is interrupted where it stands (its
+`finally` blocks run) instead of being left running. Elsewhere (another thread, a platform without
+SIGALRM, a program that uses SIGALRM itself) it runs on a daemon worker thread, and a tool that
+overruns is abandoned there: Python cannot stop a thread, so its work goes on in the background
+until it returns or the process exits. In an async run a plain function always runs on a worker
+thread, so a hung tool never blocks the other episodes on the event loop. An `async def` tool is
+awaited under `asyncio.timeout` in an async run, and run to completion on an event loop of its own
+in a sync run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import queue
+import signal
+import threading
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from . import prompting
+from .tools import Tool, as_text
+
+Kind = Literal["ok", "error", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a tool call came to: its result as text, or what went wrong, in words for the model."""
+
+    kind: Kind
+    text: str
+
+
+def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
+    """Run the call in a sync run. Never raises (but KeyboardInterrupt and SystemExit pass)."""
+    if inspect.iscoroutinefunction(tool.fn):
+        return _settle(tool, seconds, lambda: _run_coroutine(tool, arguments, seconds))
+    job = _job(tool, arguments)
+    if seconds is None:
+        return _settle(tool, seconds, job)
+    if _alarm_usable():
+        return _settle(tool, seconds, lambda: _under_alarm(job, seconds))
+    return _settle(tool, seconds, lambda: _pool.run(job, seconds))
+
+
+async def acall(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
+    """Run the call in an async run, without blocking the event loop. Never raises."""
+    try:
+        if inspect.iscoroutinefunction(tool.fn):
+            value = await _bounded(tool.fn(*arguments.args, **arguments.kwargs), seconds)
+        else:
+            value = await _pool.arun(_job(tool, arguments), seconds)
+    except _TimedOut:
+        return _timed_out(tool, seconds)
+    except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
+        return _failed(tool, exc)
+    return Outcome("ok", as_text(tool.name, value))
+
+
+def _job(tool: Tool, arguments: inspect.BoundArguments) -> Callable[[], object]:
+    return lambda: tool.fn(*arguments.args, **arguments.kwargs)
+
+
+def _settle(tool: Tool, seconds: float | None, job: Callable[[], object]) -> Outcome:
+    try:
+        value = job()
+    except _TimedOut:
+        return _timed_out(tool, seconds)
+    except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
+        return _failed(tool, exc)
+    return Outcome("ok", as_text(tool.name, value))
+
+
+def _timed_out(tool: Tool, seconds: float | None) -> Outcome:
+    return Outcome("timeout", prompting.render("corrections/tool_timeout", tool=tool.name, seconds=seconds))
+
+
+def _failed(tool: Tool, exc: Exception) -> Outcome:
+    text = prompting.render("corrections/tool_error", tool=tool.name, error_type=type(exc).__name__, error=exc)
+    return Outcome("error", text)
+
+
+def _run_coroutine(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> object:
+    """An async tool in a sync run: on a loop of its own (on a worker thread if this one runs a loop)."""
+
+    def job() -> object:
+        return asyncio.run(_bounded(tool.fn(*arguments.args, **arguments.kwargs), seconds))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop here (the usual case): run one
+        return job()
+    # Called from inside a running loop (a notebook cell): that loop cannot be re-entered.
+    return _pool.run(job, None)
+
+
+async def _bounded(coroutine: Any, seconds: float | None) -> object:
+    """Await `coroutine` for at most `seconds`; _TimedOut when it overruns (a TimeoutError the
+    tool raises itself stays the tool's error)."""
+    limit = asyncio.timeout(seconds)
+    try:
+        async with limit:
+            return await coroutine
+    except TimeoutError:
+        if limit.expired():
+            raise _TimedOut from None
+        raise
+
+
+# --- the SIGALRM timer ----------------------------------------------------------------------------
+
+
+class _TimedOut(BaseException):
+    """Raised inside a tool when its time is up. A BaseException, so `except Exception` in a tool
+    does not swallow it."""
+
+
+def _alarm_usable() -> bool:
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN)
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
+def _under_alarm(job: Callable[[], object], seconds: float) -> object:
+    fired = False
+
+    def ring(signum: int, frame: object) -> None:
+        nonlocal fired
+        fired = True
+        raise _TimedOut
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            value = job()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    if fired:  # the tool caught _TimedOut itself and carried on past its limit
+        raise _TimedOut
+    return value
+
+
+# --- worker threads -------------------------------------------------------------------------------
+
+
+class _Pool:
+    """Daemon threads that run tool calls, reused; one abandoned to a tool that overran is replaced.
+
+    Daemon threads, unlike a ThreadPoolExecutor's, do not keep the process alive (nor block its
+    exit) while a hung tool holds them.
+    """
+
+    def __init__(self) -> None:
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+
+    def _take(self) -> _Worker:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return _Worker()
+
+    def run(self, job: Callable[[], object], seconds: float | None) -> object:
+        worker = self._take()
+        answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
+        worker.jobs.put((job, answer.put))
+        try:
+            ok, value = answer.get(timeout=seconds)
+        except queue.Empty:
+            raise _TimedOut from None  # the worker is abandoned to the tool
+        self._idle.put(worker)
+        return _unwrap(ok, value)
+
+    async def arun(self, job: Callable[[], object], seconds: float | None) -> object:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[bool, object]] = loop.create_future()
+
+        def deliver(outcome: tuple[bool, object]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits for this call any more
+                loop.call_soon_threadsafe(_resolve, future, outcome)
+
+        worker = self._take()
+        worker.jobs.put((job, deliver))
+        settled = await _bounded(asyncio.shield(future), seconds)
+        ok, value = typing.cast(tuple[bool, object], settled)
+        self._idle.put(worker)
+        return _unwrap(ok, value)
+
+
+def _resolve(future: asyncio.Future[tuple[bool, object]], outcome: tuple[bool, object]) -> None:
+    if not future.done():
+        future.set_result(outcome)
+
+
+def _unwrap(ok: bool, value: object) -> object:
+    if not ok:
+        assert isinstance(value, BaseException)
+        raise value
+    return value
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[[], object], Callable[[tuple[bool, object]], Any]]] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._serve, name="react-text-tool", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job, deliver = self.jobs.get()
+            try:
+                deliver((True, job()))
+            except BaseException as exc:  # noqa: BLE001 - carried back to the caller, who decides
+                deliver((False, exc))
+
+
+_pool = _Pool()

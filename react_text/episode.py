@@ -1,0 +1,554 @@
+"""One run of the protocol as a state machine that performs no I/O (sans-IO, as h11 does it).
+
+The episode says what to do next and is told what came of it:
+
+    episode = Episode(agent, task, window=4096)
+    command = episode.start()
+    while not isinstance(command, Done):
+        ...                                   # Send: call the model; Approve: ask the approver;
+        command = episode.send(event)         # Invoke: run the tool; Emit: a step is complete
+
+    Send(request)                   ->  Replied(reply, seconds) | Failed(error, seconds)
+    Approve(tool, action)           ->  Decided(approval)
+    Invoke(tool, arguments, limit)  ->  Ran(outcome, seconds)
+    Emit(step)                      ->  None
+    Done(result)                        the end
+
+Everything a run decides lives here: prompts, the budget plan, the context window, the guard, the
+parser, corrections, repeats, the forced final answer. It never calls a model, runs a tool, reads
+a clock or sleeps, so the sync and async drivers (`loop.py`) are a few lines each and one set of
+behaviour tests covers both.
+
+The token budget is planned, not hoped for. A normal call is made only if, after it, the forced
+final call still fits (its note, a short observation, a short reply); the estimate of each
+request is corrected with what the server reported for the last one (`budget.Meter`). A budget
+warning is attached to an observation only when the next call fits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from . import binding, guard, prompting
+from .budget import MESSAGE_OVERHEAD, Meter
+from .calls import Outcome
+from .errors import ContextLengthError, ModelError
+from .grammar import protocol_grammar
+from .history import THOUGHT_CUE, History
+from .limits import MIN_REPLY_TOKENS
+from .tools import Tool, truncate
+from .types import Action, Final, Parsed, ParseError, Reply, Request, RunResult, Step, StopReason, Usage
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+Approval = bool | Literal["stop"]
+
+FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
+OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
+
+
+# --- commands (what the driver is asked to do) and events (what came of it) ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Approve:
+    tool: Tool
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Invoke:
+    tool: Tool
+    arguments: inspect.BoundArguments
+    seconds: float | None  # the time limit
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    step: Step
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    result: RunResult
+
+
+Command = Send | Approve | Invoke | Emit | Done
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    reply: Reply
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    error: ModelError
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    approval: Approval
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    outcome: Outcome
+    seconds: float
+
+
+Event = Replied | Failed | Decided | Ran | None
+_Play = Generator[Command, Event, RunResult]
+
+
+class Episode:
+    """One run of `agent` on `task`. `window`: the model's context window in tokens, if known."""
+
+    def __init__(self, agent: Agent, task: str, *, window: int | None = None) -> None:
+        self._play = _Protocol(agent, task, window).play()
+        self._started = False
+
+    def start(self) -> Command:
+        if self._started:
+            raise RuntimeError("the episode has started already")
+        self._started = True
+        try:
+            return next(self._play)
+        except StopIteration as end:  # finished before any call (a budget too small for one)
+            return Done(end.value)
+
+    def send(self, event: Event) -> Command:
+        try:
+            return self._play.send(event)
+        except StopIteration as end:
+            return Done(end.value)
+
+
+# --- the protocol -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Called:
+    step: Step
+    parsed: Parsed
+    truncated: bool  # the reply hit its allowance
+
+
+class _Protocol:
+    def __init__(self, agent: Agent, task: str, window: int | None) -> None:
+        self.agent = agent
+        self.limits = agent.limits
+        self.count: Callable[[str], int] = agent.counter
+        self.chat = agent.model.api == "chat"
+        block = agent.instructions()
+        opening = (
+            prompting.first_messages(block, task, instructions_in=agent.prompting.instructions_in)
+            if self.chat
+            else prompting.transcript_start(block, task)
+        )
+        self.history = History(opening, self.count)
+        self.meter = Meter()
+        self.window = window
+        self.names = tuple(t.name for t in agent.tools)
+        self.by_name = {t.name.casefold(): t for t in reversed(agent.tools)} | {t.name: t for t in agent.tools}
+        self.steps: list[Step] = []
+        self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls, for repeat detection
+        self.format_errors = 0
+        self.tool_calls = 0
+        self.send_stop = True
+        use_grammar = agent.model.accepts_grammar if agent.prompting.grammar is None else agent.prompting.grammar
+        self.grammar = protocol_grammar(self.names, after_cue=not self.chat) if use_grammar else None
+        self.first_grammar = (
+            protocol_grammar(self.names, after_cue=not self.chat, final=False)
+            if use_grammar and agent.prompting.act_first
+            else self.grammar
+        )
+        self.forced_tokens = min(self.limits.reply_tokens, FORCED_REPLY_TOKENS)
+        note = prompting.render("corrections/force_final", limit=self._limit_words("max_tokens"))
+        self.reserve_local = self.history.note_cost(note) + OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
+
+    # --- the run ---------------------------------------------------------------------------------
+
+    def play(self) -> _Play:
+        limit: StopReason | None = None
+        number = 0
+        while limit is None:
+            number += 1
+            allowance = self._fit(number, forced=False)
+            if allowance == "window":
+                return self._finish("model_error", error=self._window_words())
+            if allowance is None:
+                limit = "max_tokens"
+                number -= 1  # the call was not made
+                break
+            called = yield from self._call(number, allowance, forced=False)
+            if isinstance(called, RunResult):
+                return called
+            step, parsed = called.step, called.parsed
+            if isinstance(parsed, Final) and not (called.truncated and not parsed.discarded.strip()):
+                return (yield from self._finish_step(step, "final", parsed.answer))
+            tool_seconds = 0.0
+            if isinstance(parsed, Action) and (parsed.closed or not self._cut_off(called)):
+                self.format_errors = 0
+                acted = yield from self._act(parsed, number)
+                if acted is None:
+                    return (yield from self._finish_step(step, "declined", error="the approver stopped the run"))
+                observation, tool_seconds = acted
+            else:
+                self.format_errors += 1
+                observation = self._correction(called, allowance)
+            if self.format_errors >= self.limits.format_errors:  # the last straw: no call follows, no warning
+                step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
+                error = f"{self.format_errors} unreadable replies in a row"
+                return (yield from self._finish_step(step, "format_errors", error=error))
+            observation, limit = self._next(number, observation)
+            step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
+            self.steps.append(step)
+            yield Emit(step)
+            self.meter.appended(self.history.add_observation(observation, number))
+        return (yield from self._forced(limit, number + 1))
+
+    def _forced(self, limit: StopReason, number: int) -> _Play:
+        """One last call that asks for the final answer, at `limit`; `number` is the call's step."""
+        words = self._limit_words(limit)
+        if not self.limits.force_final:
+            return self._finish(limit, error=words)
+        note = prompting.render("corrections/force_final", limit=words)
+        allowance = self._fit(number, forced=True, extra_local=self.history.note_cost(note))
+        if not isinstance(allowance, int):
+            return self._finish(limit, error=f"{words}; no room was left for the forced final call")
+        self.meter.appended(self.history.add_note(note))
+        called = yield from self._call(number, allowance, forced=True)
+        if isinstance(called, RunResult):
+            return replace(called, stop_reason=limit, error=f"{words}; the forced final call failed: {called.error}")
+        self.steps.append(called.step)
+        yield Emit(called.step)
+        parsed = called.parsed
+        if isinstance(parsed, Final):
+            cut = (
+                f"; the answer reached the reply allowance of {allowance} tokens and may be cut"
+                if called.truncated
+                else ""
+            )
+            return self._finish(limit, parsed.answer, forced=True, error=f"{words}{cut}" if cut else None)
+        return self._finish(limit, error=f"{words}; no final answer when asked for one")
+
+    def _finish_step(
+        self, step: Step, reason: StopReason, answer: str | None = None, *, error: str | None = None
+    ) -> _Play:
+        self.steps.append(step)
+        yield Emit(step)
+        return self._finish(reason, answer, error=error)
+
+    def _finish(
+        self, reason: StopReason, answer: str | None = None, *, forced: bool = False, error: str | None = None
+    ) -> RunResult:
+        return RunResult(
+            answer=answer,
+            stop_reason=reason,
+            steps=tuple(self.steps),
+            usage=self.meter.billed,
+            transcript=self.history.transcript(),
+            forced=forced,
+            error=error,
+            tool_calls=self.tool_calls,
+        )
+
+    # --- one model call ---------------------------------------------------------------------------
+
+    def _request(self, allowance: int, forced: bool, prompt: tuple[object, ...] | str | None = None) -> Request:
+        grammar = self.first_grammar if self.tool_calls == 0 and not forced else self.grammar
+        stop = guard.STOP_SEQUENCES if self.send_stop else ()
+        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)  # type: ignore[arg-type]
+
+    def _call(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Called | RunResult]:
+        elided = self.history.elided
+        seconds = 0.0
+        usage = Usage()
+        retried = False
+        while True:
+            sent_local = self.history.tokens
+            estimate = self.meter.estimate(sent_local)
+            event = yield Send(self._request(allowance, forced))
+            assert isinstance(event, Replied | Failed)
+            seconds += event.seconds
+            if isinstance(event, Replied):
+                break
+            if isinstance(event.error, ContextLengthError) and not retried:
+                retried = True
+                # The window is what the server said, or at least smaller than what was asked for.
+                said = event.error.window
+                self.window = said if said else min(self.window or estimate + allowance, estimate + allowance - 1)
+                if self.history.elide(self.history.tokens // 2, keep_from=number - 1):
+                    self.meter.rewritten()
+                    elided = self.history.elided
+                    fitted = self._fit(number, forced=forced)
+                    if isinstance(fitted, int):
+                        allowance = min(allowance, fitted)
+                        continue
+            return self._finish("model_error", error=str(event.error))
+        reply = event.reply
+        usage = self._bill(reply, estimate, sent_local)
+        reply, usage, seconds = yield from self._recover_thinking(reply, usage, seconds, allowance, forced)
+        reasoning, visible = guard.split_reasoning(reply.text)
+        reasoning = "\n".join(r for r in (reply.reasoning or "", reasoning) if r)
+        cut = guard.cut(visible)
+        # A completion reply continues the THOUGHT: cue; one that starts with a label at once
+        # ("FINAL: 89") is read as if a space came first.
+        read = cut.kept if self.chat else THOUGHT_CUE + ("" if cut.kept[:1].isspace() else " ") + cut.kept
+        parsed = self.agent.parser(read, tools=self.names)
+        acted = _acted(read, parsed)
+        if not self.chat:
+            acted = acted.removeprefix(THOUGHT_CUE)
+        if self.agent.prompting.reasoning == "keep" and reasoning:
+            acted = f"<think>\n{reasoning}\n</think>\n{acted.lstrip()}"
+        directive = _directive(parsed)
+        local = self.history.add_reply(acted, number, directive)
+        self.meter.appended(local, usage.completion_tokens + 4 if reply.usage is not None else None)
+        step = Step(
+            number=number,
+            reply=reply.text,
+            parsed=parsed,
+            observation=None,
+            usage=usage,
+            total_usage=self.meter.billed,
+            seconds=seconds,
+            cut=cut.dropped,
+            forced=forced,
+            reasoning=reasoning,
+            finish_reason=reply.finish_reason,
+            elided=elided,
+        )
+        return _Called(step, parsed, reply.finish_reason == "length")
+
+    def _bill(self, reply: Reply, estimate: int, local: int) -> Usage:
+        usage = reply.usage or Usage(estimate, self.meter.scale(self.count(reply.text)))
+        self.meter.sent(usage, local, reported=reply.usage is not None)
+        return usage
+
+    def _recover_thinking(
+        self, reply: Reply, usage: Usage, seconds: float, allowance: int, forced: bool
+    ) -> Generator[Command, Event, tuple[Reply, Usage, float]]:
+        """A `stop` sequence that fired inside the model's thinking cut the reply short: carry on.
+
+        A completion model continues the same text, with no stop sequences; a chat model is asked
+        again, and `stop` is not sent again in this run (the client-side cut still applies).
+        """
+        if reply.finish_reason == "length" or not self.send_stop:
+            return reply, usage, seconds
+        visible = guard.split_reasoning(reply.text)[1]
+        if not (guard.stopped_in_thinking(reply.text) or (reply.reasoning and not visible.strip())):
+            return reply, usage, seconds
+        self.send_stop = False
+        prompt = self.history.prompt() if self.chat else self.history.continued(reply.text)
+        estimate = self.meter.estimate(self.history.tokens) + (0 if self.chat else usage.completion_tokens)
+        room = allowance if self.chat else allowance - usage.completion_tokens
+        budget = self._budget_room(estimate, forced)
+        if budget is not None:
+            room = min(room, budget)
+        if room < MIN_REPLY_TOKENS:
+            return reply, usage, seconds
+        event = yield Send(self._request(room, forced, prompt))
+        assert isinstance(event, Replied | Failed)
+        seconds += event.seconds
+        if isinstance(event, Failed):
+            return reply, usage, seconds
+        again = event.reply
+        more = again.usage or Usage(estimate, self.meter.scale(self.count(again.text)))
+        self.meter.charge(more)
+        if self.chat:
+            return again, usage + more, seconds
+        reasoning = "\n".join(r for r in (reply.reasoning, again.reasoning) if r) or None
+        return Reply(reply.text + again.text, again.usage, again.finish_reason, reasoning), usage + more, seconds
+
+    # --- acting -----------------------------------------------------------------------------------
+
+    def _act(self, action: Action, number: int) -> Generator[Command, Event, tuple[str, float] | None]:
+        """Run the action, or say why not: the observation and the tool's time; None to stop the run."""
+        chosen = self._tool(action.tool)
+        if chosen is None:
+            return self._unknown(action.tool), 0.0
+        key = (chosen.name, action.input)
+        if key in self.done:
+            step, result = self.done[key]
+            text = prompting.render(
+                "corrections/repeated_action", tool=chosen.name, input=action.input, step=step, result=result
+            )
+            return text, 0.0
+        arguments = binding.bind(chosen, action.input)
+        if isinstance(arguments, binding.Refusal):
+            return arguments.message, 0.0
+        if chosen.risky:
+            decision: Approval = False
+            if self.agent.approve is not None:
+                decided = yield Approve(chosen, action)
+                assert isinstance(decided, Decided)
+                decision = decided.approval
+            if decision == "stop":
+                return None
+            if not decision:
+                return prompting.render("corrections/declined", tool=chosen.name, input=action.input), 0.0
+        limit = chosen.timeout if chosen.timeout is not None else self.limits.tool_seconds
+        ran = yield Invoke(chosen, arguments, limit)
+        assert isinstance(ran, Ran)
+        self.tool_calls += 1
+        text = truncate(ran.outcome.text, self.limits.observation_tokens, self.count)
+        if ran.outcome.kind == "ok":
+            self.done[key] = (number, text)
+        return text, ran.seconds
+
+    def _tool(self, name: str) -> Tool | None:
+        return self.by_name.get(name) or self.by_name.get(name.casefold())
+
+    def _unknown(self, name: str) -> str:
+        close = difflib.get_close_matches(name, self.names, n=1)
+        suggestion = prompting.render("corrections/unknown_tool_suggestion", closest=close[0]) if close else ""
+        return prompting.render(
+            "corrections/unknown_tool", tool=name, suggestion=suggestion, tools=", ".join(self.names)
+        )
+
+    def _cut_off(self, called: _Called) -> bool:
+        """An action whose input never closed, in a reply cut at its allowance or by the guard."""
+        return called.truncated or bool(called.step.cut)
+
+    def _correction(self, called: _Called, allowance: int) -> str:
+        parsed = called.parsed
+        if isinstance(parsed, ParseError):
+            return prompting.render("corrections/format_error", problem=parsed.message)
+        if called.truncated:
+            name = "corrections/reply_cut" if isinstance(parsed, Action) else "corrections/answer_cut"
+            return prompting.render(name, tokens=allowance)
+        return prompting.render("corrections/input_open")
+
+    # --- planning ---------------------------------------------------------------------------------
+
+    def _prompt_estimate(self, extra_local: int = 0) -> int:
+        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
+
+    def _budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
+        """The largest reply allowance the token budget leaves a request of `prompt` tokens (and,
+        unless it is the forced call, room for the forced call after it); None: no budget."""
+        tokens = self.limits.tokens
+        if tokens is None:
+            return None
+        room = tokens - (self.meter.billed.total_tokens if billed is None else billed) - prompt
+        if forced or not self.limits.force_final:
+            return room
+        # After this call: billed + prompt + reply, and the forced call's prompt is this one plus
+        # the reply (at most the allowance), a short observation and its note.
+        return (room - prompt - self.meter.scale(self.reserve_local) - self.forced_tokens) // 2
+
+    def _allowance(self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True) -> int:
+        allowance = self.forced_tokens if forced else self.limits.reply_tokens
+        if window and self.window is not None:
+            allowance = min(allowance, self.window - prompt)
+        room = self._budget_room(prompt, forced, billed)
+        return allowance if room is None else min(allowance, room)
+
+    def _fit(self, number: int, *, forced: bool, extra_local: int = 0) -> int | Literal["window"] | None:
+        """The allowance of call `number`, after eliding old steps if the window needs it: None when
+        the budget leaves no room, "window" when only the context window is too small."""
+        want = self.forced_tokens if forced else self.limits.reply_tokens
+        if self.window is not None and self._prompt_estimate(extra_local) + want > self.window:
+            headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
+            target = int((self.window - want - headroom) / self.meter.rate) - extra_local
+            if self.history.elide(max(target, 0), keep_from=number - 1):
+                self.meter.rewritten()
+        prompt = self._prompt_estimate(extra_local)
+        if self._allowance(prompt, forced=forced) >= MIN_REPLY_TOKENS:
+            return self._allowance(prompt, forced=forced)
+        if self._allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:
+            return "window"
+        return None
+
+    def _window_words(self) -> str:
+        return (
+            f"the prompt (about {self._prompt_estimate()} tokens) does not fit the context window of "
+            f"{self.window} tokens with a reply, even with the older steps elided"
+        )
+
+    def _next(self, number: int, observation: str) -> tuple[str, StopReason | None]:
+        """The observation as it will be fed back, and the limit that makes the next call the
+        forced final one (None when a normal call follows)."""
+        billed = self.meter.billed.total_tokens
+        if number < self.limits.steps:
+            prompt = self._prompt_estimate(self.history.cost(observation))
+            allowance = self._allowance(prompt, forced=False, window=False)
+            if allowance >= MIN_REPLY_TOKENS:
+                left = self._left(number, billed, prompt, allowance, self.history.cost(observation))
+                if left:
+                    warned = prompting.render("corrections/budget_low", observation=observation, left=left)
+                    fits = self._allowance(self._prompt_estimate(self.history.cost(warned)), forced=False, window=False)
+                    if fits >= MIN_REPLY_TOKENS:
+                        return warned, None
+                return observation, None
+            limit: StopReason = "max_tokens"
+        else:
+            limit = "max_steps"
+        if self.limits.force_final and self.limits.tokens is not None:
+            observation = self._shrink_for_forced(observation, limit)
+        return observation, limit
+
+    def _left(self, number: int, billed: int, prompt: int, allowance: int, observation: int) -> str:
+        """What is left, in words, when the next call is likely the last normal one (the one after
+        it would not fit if its observation were as long as this one); "" otherwise."""
+        if number == self.limits.steps - 1:
+            return "1 step"
+        if self.limits.tokens is None:
+            return ""
+        after = prompt + allowance + self.meter.scale(observation)
+        if self._allowance(after, forced=False, billed=billed + prompt + allowance, window=False) < MIN_REPLY_TOKENS:
+            return f"about {self.limits.tokens - billed - prompt} tokens"
+        return ""
+
+    def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
+        """Cut the observation so that the forced final call after it fits the budget."""
+        note = self.history.note_cost(prompting.render("corrections/force_final", limit=self._limit_words(limit)))
+
+        def fits(text: str) -> bool:
+            prompt = self._prompt_estimate(self.history.cost(text) + note)
+            return self._allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
+
+        if fits(observation):
+            return observation
+        stub = prompting.render("corrections/observation_dropped")
+        if not fits(stub):  # no forced call can be made anyway: show what there is
+            return observation
+        allowance = self.count(observation)
+        while allowance >= OBSERVATION_STUB:
+            allowance = allowance * 3 // 4
+            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
+            if fits(cut):
+                return cut
+        return stub
+
+    def _limit_words(self, limit: StopReason) -> str:
+        if limit == "max_tokens":
+            return f"the token budget of {self.limits.tokens}"
+        return f"the step limit of {self.limits.steps}"
+
+
+def _acted(text: str, parsed: Parsed) -> str:
+    """The reply up to the end of its first directive: what is recorded as the model's turn."""
+    if isinstance(parsed, Action | Final) and parsed.discarded and text.endswith(parsed.discarded):
+        return text[: len(text) - len(parsed.discarded)]
+    return text
+
+
+def _directive(parsed: Parsed) -> str:
+    """A one-line summary of an action, what is left of its reply when the reply is elided."""
+    if isinstance(parsed, Action):
+        return f"ACTION: {parsed.tool}[{' '.join(parsed.input.split())}]"
+    return ""

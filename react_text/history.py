@@ -1,0 +1,176 @@
+"""What a run sends: the opening, then each step's reply and observation, as the model sees them.
+
+Chat models get a list of messages (the reply as the assistant's, the observation as the user's);
+completion models get one transcript that ends with `THOUGHT:`, which they continue. Entries are
+only appended, so what is sent grows at the end and server-side prompt caches keep hitting, until
+the history outgrows the model's context window: then the oldest observations are elided (each
+replaced by a one-line note), then the oldest replies are cut to their directive line; the
+opening (instructions and task) and the latest step always stay. Each entry's tokens are counted
+once, when it is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import prompting
+from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING
+from .types import Message, Role
+
+THOUGHT_CUE = "THOUGHT:"
+NOTE_SEPARATOR = "\n\n"
+Kind = Literal["opening", "reply", "observation", "note"]
+
+
+@dataclass(slots=True)
+class _Entry:
+    kind: Kind
+    role: Role
+    text: str  # the message content (chat) or the transcript piece (completion)
+    tokens: int  # its local count, framing included
+    step: int  # 0 for the opening
+    short: str = ""  # a reply's directive line, what is left of it when it is elided
+    elided: bool = False
+    message: Message = field(init=False)  # the text as a chat message, made once
+
+    def __post_init__(self) -> None:
+        self.message = Message(self.role, self.text)
+
+    def rewrite(self, text: str, tokens: int) -> None:
+        self.text, self.tokens, self.message = text, tokens, Message(self.role, text)
+
+
+class History:
+    """The conversation of one run, kept as entries with their token counts."""
+
+    def __init__(self, opening: tuple[Message, ...] | str, count: Callable[[str], int]) -> None:
+        self.chat = not isinstance(opening, str)
+        self._count = count
+        self._entries: list[_Entry] = []
+        if isinstance(opening, str):
+            self._add("opening", "user", opening, 0)
+            self.tokens = count(THOUGHT_CUE)  # the cue every request ends with
+        else:
+            self.tokens = REPLY_PRIMING
+            for message in opening:
+                self._add("opening", message.role, message.content, 0)
+        self.tokens += sum(e.tokens for e in self._entries)
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def _cost(self, text: str) -> int:
+        return self._count(text) + (MESSAGE_OVERHEAD if self.chat else 0)
+
+    def _add(self, kind: Kind, role: Role, text: str, step: int, short: str = "") -> int:
+        entry = _Entry(kind, role, text, self._cost(text), step, short)
+        self._entries.append(entry)
+        return entry.tokens
+
+    def add_reply(self, text: str, step: int, directive: str = "") -> int:
+        """Record what the model wrote (what was acted on); returns its local cost. `directive`
+        is its directive line, kept when the reply is elided."""
+        if self.chat:
+            piece = text.strip()
+        elif text.lstrip().startswith(THOUGHT_CUE):  # the model wrote the label again (after a <think> block)
+            piece = f"{text.strip()}\n"
+        else:
+            piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
+        cost = self._add("reply", "assistant", piece, step, directive)
+        self.tokens += cost
+        return cost
+
+    def add_observation(self, observation: str, step: int) -> int:
+        """Record what is fed back after a step; returns its local cost."""
+        cost = self._add("observation", "user", self.observation_piece(observation), step)
+        self.tokens += cost
+        return cost
+
+    def add_note(self, note: str) -> int:
+        """A word from the loop after the last observation (the forced-final request); its cost.
+
+        In a chat it joins the last user message, so user and assistant turns keep alternating
+        (some chat templates refuse two user turns in a row).
+        """
+        last = self._entries[-1]
+        if self.chat and last.role == "user":
+            text = f"{last.text}{NOTE_SEPARATOR}{note}"
+            cost = self._cost(text) - last.tokens
+            last.rewrite(text, last.tokens + cost)
+        else:
+            cost = self._add("note", "user", note if self.chat else f"{note}\n", last.step)
+        self.tokens += cost
+        return cost
+
+    def note_cost(self, note: str) -> int:
+        """What `add_note(note)` would cost (at most)."""
+        return self._cost(f"{NOTE_SEPARATOR}{note}")
+
+    def observation_piece(self, observation: str) -> str:
+        text = prompting.observation_message(observation)
+        return text if self.chat else f"{text}\n"
+
+    def cost(self, observation: str) -> int:
+        """What recording this observation would cost, without recording it."""
+        return self._cost(self.observation_piece(observation))
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def prompt(self) -> tuple[Message, ...] | str:
+        if self.chat:
+            return tuple(e.message for e in self._entries)
+        return "".join(e.text for e in self._entries) + THOUGHT_CUE
+
+    def transcript(self) -> tuple[Message, ...] | str:
+        if self.chat:
+            return tuple(e.message for e in self._entries)
+        return "".join(e.text for e in self._entries)
+
+    def continued(self, partial: str) -> str:
+        """The completion prompt continued by `partial` (a reply cut short, to be carried on)."""
+        assert not self.chat
+        return f"{self.prompt()}{partial}"
+
+    @property
+    def elided(self) -> tuple[int, ...]:
+        """The steps something was elided from."""
+        return tuple(sorted({e.step for e in self._entries if e.elided}))
+
+    # --- making room ------------------------------------------------------------------------------
+
+    def elide(self, target: int, keep_from: int) -> bool:
+        """Elide the oldest content until the local count is at most `target`; True if anything was.
+
+        Observations go first, oldest first, then replies are cut to their directive line; nothing
+        of step `keep_from` or later, and nothing of the opening, is touched.
+        """
+        changed = False
+        for kind in ("observation", "reply"):
+            for entry in self._entries:
+                if self.tokens <= target:
+                    return changed
+                if entry.kind != kind or entry.elided or entry.step >= keep_from:
+                    continue
+                changed = self._shrink(entry) or changed
+        return changed
+
+    def _shrink(self, entry: _Entry) -> bool:
+        if entry.kind == "observation":
+            note = prompting.render("history/elided_observation", step=entry.step, tokens=entry.tokens)
+            text = self.observation_piece(note)
+        else:
+            short = entry.short if len(entry.short) <= _DIRECTIVE_MAX else entry.short[: _DIRECTIVE_MAX - 1] + "…"
+            text = "\n".join(p for p in (prompting.render("history/elided_reply"), short) if p)
+            if not self.chat:
+                text = f"{THOUGHT_CUE} {text}\n"
+        cost = self._cost(text)
+        if cost >= entry.tokens:
+            return False
+        self.tokens += cost - entry.tokens
+        entry.rewrite(text, cost)
+        entry.elided = True
+        return True
+
+
+_DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
