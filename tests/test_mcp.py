@@ -214,21 +214,33 @@ def test_parameters_of_a_served_tool(served: tuple[Tool, ...]) -> None:
 
 
 def test_a_call_with_several_typed_arguments(served: tuple[Tool, ...]) -> None:
+    whole = '{"name": "Ada", "age": 36, "height": 1.65, "member": false, "unit": "ft", "nickname": "Lovelace"}'
     seen = observations(
-        served, ["ACTION: describe[Ada, 36, 1.65, true, ft, Lovelace]", "ACTION: arguments_seen[1]", "FINAL: ok"]
+        served,
+        [
+            "ACTION: describe[Ada, 36, 1.65, true]",
+            "ACTION: arguments_seen[]",
+            f"ACTION: describe[{whole}]",
+            "ACTION: arguments_seen[1]",
+            "FINAL: ok",
+        ],
     )
-    assert seen[0] == "Ada, known as Lovelace: 36 years, 1.65 ft, member: True"
-    wire = json.loads(seen[1] or "")
-    assert wire == {"name": "Ada", "age": 36, "height": 1.65, "member": True, "unit": "ft", "nickname": "Lovelace"}
-    assert type(wire["age"]) is int and type(wire["height"]) is float and wire["member"] is True
+    assert seen[0] == "Ada: 36 years, 1.65 m, member: True"
+    wire = json.loads(seen[1] or "")  # as the server received it: typed; optionals at the schema's defaults
+    assert wire == {"name": "Ada", "age": 36, "height": 1.65, "member": True, "unit": "m", "nickname": None}
+    assert type(wire["age"]) is int and type(wire["height"]) is float
+    assert seen[2] == "Ada, known as Lovelace: 36 years, 1.65 ft, member: False"
+    assert json.loads(seen[3] or "") == json.loads(whole)
 
 
-def test_optional_arguments_left_out_are_not_sent(served: tuple[Tool, ...]) -> None:
-    options, seen = by_name(served)["options"], by_name(served)["arguments_seen"]
-    assert options.fn(tags=["x"]) == "limit=5 mode=None tags=['x']"
-    assert json.loads(str(seen.fn())) == {"tags": ["x"]}
-    assert options.fn(7, "fast") == "limit=7 mode=fast tags=None"
-    assert json.loads(str(seen.fn())) == {"limit": 7, "mode": "fast"}
+def test_optional_arguments_take_the_schemas_defaults(served: tuple[Tool, ...]) -> None:
+    seen = observations(
+        served, ["ACTION: options[limit=7]", "ACTION: arguments_seen[]", "ACTION: options[3, fast]", "FINAL: ok"]
+    )
+    assert seen[0] == "limit=7 mode=None tags=None"
+    assert json.loads(seen[1] or "") == {"limit": 7, "mode": None, "tags": None}  # the schema says null
+    assert seen[2] == "limit=3 mode=fast tags=None"
+    # A property with no default in the schema is not sent at all (test_parameters_come_from_the_json_schema).
 
 
 def test_a_stateful_server_keeps_its_state_in_one_session(server: str) -> None:
@@ -396,15 +408,24 @@ def test_the_async_form_holds_its_sessions_in_the_callers_loop() -> None:
         asyncio.run(by_name(tools)["count"].fn())
 
 
-@pytest.mark.skipif(not hasattr(Agent, "arun"), reason="Agent.arun is not merged yet")
 def test_an_async_run_uses_mcp_tools(server: str) -> None:
     async def main() -> list[str | None]:
         async with mcp_tools(server) as tools:
             agent = Agent(ScriptedModel(["ACTION: count[]", "ACTION: get-weather[Oslo]", "FINAL: ok"]), tools=tools)
-            result = await agent.arun("Count, then the weather.")  # type: ignore[attr-defined]
+            result = await agent.arun("Count, then the weather.")
             return [step.observation for step in result.steps]
 
     assert within(30, lambda: asyncio.run(main()))[:2] == ["1", "Sunny in Oslo, 21 C"]
+
+
+def test_sync_form_tools_in_an_async_run() -> None:
+    async def main() -> list[str | None]:
+        with mcp_tools(STDIO) as tools:  # sessions on their own thread; calls leave the caller's loop free
+            agent = Agent(ScriptedModel(["ACTION: count[]", "ACTION: divide[1, 8]", "FINAL: ok"]), tools=tools)
+            result = await agent.arun("Count, then divide.")
+            return [step.observation for step in result.steps]
+
+    assert within(30, lambda: asyncio.run(main()))[:2] == ["1", "0.125"]
 
 
 # --- the command line ----------------------------------------------------------------------------
