@@ -90,16 +90,16 @@ with mcp_tools(command) as tools:
 # %% [markdown]
 # ## The embedded model uses them
 # `LocalModel()` runs SmolLM2-135M-Instruct in-process. It knows nothing of MCP: it sees the
-# tool list and writes `ACTION: price-of[...]`. With `act_first` it must call a tool before it
-# answers (left alone, it answers prices from its head, wrongly).
+# tool list and writes `ACTION: price-of[...]`. It must call a tool before it answers (its
+# recommended `Prompting(act_first=True)`; left alone, it answers prices from its head, wrongly).
 
 # %%
-from react_text import Agent
+from react_text import Agent, Limits
 from react_text.backends.local import LocalModel
 
-local = LocalModel()
+local = LocalModel()  # it recommends act_first: a tool before the answer
 with mcp_tools(command) as tools:
-    agent = Agent(local, tools=tools, act_first=True, max_steps=4)
+    agent = Agent(local, tools=tools, limits=Limits(steps=4))
     for step in agent.iter_steps("What does a hotel night cost?"):
         print(f"step {step.number}: {step.reply!r}\n   observation: {step.observation}")
 
