@@ -111,6 +111,12 @@ def observations(tools: tuple[Tool, ...], replies: list[str], **options: Any) ->
     return [step.observation for step in result.steps]
 
 
+def reap(pidfile: Path) -> None:
+    """After a failed test: end a server left behind (a --linger one would stay 60 s)."""
+    if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -428,6 +434,54 @@ def test_sync_form_tools_in_an_async_run() -> None:
     assert within(30, lambda: asyncio.run(main()))[:2] == ["1", "0.125"]
 
 
+def test_ctrl_c_in_an_async_block_closes_the_servers(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    script = f"""
+import asyncio
+from react_text.mcp import mcp_tools
+
+async def main():
+    async with mcp_tools({f"{STDIO} --linger --pidfile {pidfile}"!r}) as tools:
+        print("ready", flush=True)
+        await {{t.name: t for t in tools}}["sleep"].fn(30)
+
+asyncio.run(main())
+"""
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # the sleep call is under way
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+        alive_before_reaping = pidfile.exists() and alive(int(pidfile.read_text()))
+        reap(pidfile)
+    assert not alive_before_reaping
+    # asyncio.run ends a program it interrupts with its own report: the cancelled await, then
+    # KeyboardInterrupt. Nothing from the teardown (no exception group, no cancel scope, no task).
+    unindented = [line for line in err.splitlines() if line and not line.startswith(" ")]
+    assert unindented == [
+        "Traceback (most recent call last):",
+        "asyncio.exceptions.CancelledError",
+        "During handling of the above exception, another exception occurred:",
+        "Traceback (most recent call last):",
+        "KeyboardInterrupt",
+    ], err
+
+
+def test_importing_react_text_mcp_leaves_the_sdk_unloaded() -> None:
+    check = "import sys, react_text.mcp, react_text.cli; assert 'mcp' not in sys.modules, 'imported'"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 # --- the command line ----------------------------------------------------------------------------
 
 
@@ -472,7 +526,7 @@ def test_ctrl_c_closes_the_servers_without_a_traceback(tmp_path: Path) -> None:
             "react_text.cli",
             "run",
             "--mcp",
-            f"{STDIO} --pidfile {pidfile}",
+            f"{STDIO} --linger --pidfile {pidfile}",
             "--script",
             str(replies),
             "Sleep.",
@@ -492,6 +546,8 @@ def test_ctrl_c_closes_the_servers_without_a_traceback(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=20)
     finally:
         process.kill()
+        alive_before_reaping = pidfile.exists() and alive(int(pidfile.read_text()))
+        reap(pidfile)
+    assert not alive_before_reaping
     assert process.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    assert not alive(int(pidfile.read_text()))

@@ -3,6 +3,7 @@
     python demo.py                       stdio
     python demo.py --http PORT           streamable HTTP on 127.0.0.1:PORT/mcp
     python demo.py --pidfile FILE        write the process id to FILE first
+    python demo.py --linger              stay up 60 s after stdin closes (a server only a signal stops)
 
 Besides its tools, it keeps what the tests check against: how many sessions were opened
 (handshakes) and the raw JSON arguments of each call, as they arrived on the wire.
@@ -15,6 +16,7 @@ import asyncio
 import base64
 import json
 import os
+import time
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, Image, MCPServer
@@ -157,6 +159,7 @@ if __name__ == "__main__":
     command = argparse.ArgumentParser()
     command.add_argument("--http", type=int, metavar="PORT")
     command.add_argument("--pidfile")
+    command.add_argument("--linger", action="store_true")
     args = command.parse_args()
     if args.pidfile:
         with open(args.pidfile, "w") as handle:
@@ -165,3 +168,5 @@ if __name__ == "__main__":
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:
         server.run()
+        if args.linger:
+            time.sleep(60)
