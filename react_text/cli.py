@@ -29,6 +29,7 @@ EXAMPLES_RUN = """examples:
   react-text run --model gpt-4o-mini "What is 2 ** 20?"          (OPENAI_API_KEY set)
   react-text run --base-url http://127.0.0.1:8080/v1 --model local --api completion "..."
   react-text run --tools mytools --json "..."                    (functions in mytools.py)
+  react-text run --mcp "python server.py" --mcp http://127.0.0.1:8000/mcp "..."   (tools from MCP servers)
 """
 EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl                         (the embedded model)
@@ -84,6 +85,7 @@ def _arguments() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
     run.add_argument("--trace", metavar="FILE", help="write every event to FILE as JSON lines, as it happens")
     run.add_argument("--yes", action="store_true", help="run risky tools without asking")
+    _mcp_flags(run)
     run.set_defaults(handler=_run)
 
     replay = _command(
@@ -147,6 +149,20 @@ def _arguments() -> argparse.ArgumentParser:
         help="score every parser on a corpus (FILE, default tests/data/replies.jsonl) and print the scoreboard",
     )
     parse.set_defaults(handler=_parse)
+
+    mcp = _command(
+        commands,
+        "mcp",
+        "look at the tools of an MCP server",
+        "Start or reach an MCP server and print its tools as the model would see them.",
+        'examples:\n  react-text mcp list "python server.py"\n  react-text mcp list http://127.0.0.1:8000/mcp\n',
+    )
+    mcp_list = mcp.add_subparsers(required=True, metavar="ACTION").add_parser(
+        "list", help="print the tool listing the model would see"
+    )
+    mcp_list.add_argument("server", metavar="SERVER", help="a command line (in quotes) or an http(s) URL")
+    _mcp_flags(mcp_list, servers=False)
+    mcp_list.set_defaults(handler=_mcp_list)
     return top
 
 
@@ -215,6 +231,40 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _mcp_flags(command: argparse.ArgumentParser, *, servers: bool = True) -> None:
+    if servers:
+        command.add_argument(
+            "--mcp",
+            action="append",
+            default=[],
+            metavar="SERVER",
+            help="add the tools of an MCP server: a command line (in quotes) or an http(s) URL; repeatable",
+        )
+    command.add_argument(
+        "--mcp-env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="an environment variable for MCP servers started as commands (NAME alone passes this one's value)",
+    )
+    command.add_argument(
+        "--mcp-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for an MCP server URL",
+    )
+
+
+def _mcp_list(args: argparse.Namespace) -> int:
+    from .mcp import from_cli
+    from .tools import listing
+
+    with from_cli([args.server], args.mcp_env, args.mcp_header) as found:
+        print(listing(found))
+    return 0
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -255,6 +305,15 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if not (args.mcp or args.mcp_env or args.mcp_header):
+        return _run_with(args, ())
+    from .mcp import from_cli
+
+    with from_cli(args.mcp, args.mcp_env, args.mcp_header) as found:
+        return _run_with(args, found)
+
+
+def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
     from .loop import Agent
     from .toolbox import default_tools
 
@@ -262,6 +321,7 @@ def _run(args: argparse.Namespace) -> int:
     tool_list: list[Any] = default_tools(args.root)
     if args.tools:
         tool_list += _module_tools(args.tools)
+    tool_list += mcp_tools
     agent = _configured(Agent(model, tools=tool_list, approve=_approver(args.yes)), args)
     agent = replace(agent, prompting=replace(agent.prompting, instructions_in=args.instructions_in))
     paint = Paint.for_stream(sys.stdout)
