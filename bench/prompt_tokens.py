@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from react_text import Agent, ScriptedModel, tool
+from react_text import Agent, Limits, Prompting, ScriptedModel, tool
 from react_text.budget import MESSAGE_OVERHEAD, REPLY_PRIMING, counter
 
 count = counter("gpt-4o-mini")
@@ -63,8 +63,8 @@ def bare_loop() -> list[int]:
     return per_call
 
 
-def ours(**options: object) -> list[int]:
-    agent = Agent(ScriptedModel(REPLIES, name="gpt-4o-mini"), tools=[lookup, add], **options)  # type: ignore[arg-type]
+def ours(**prompting: object) -> list[int]:
+    agent = Agent(ScriptedModel(REPLIES, name="gpt-4o-mini"), tools=[lookup, add], prompting=Prompting(**prompting))  # type: ignore[arg-type]
     return [
         step.usage.prompt_tokens
         for step in agent.run("What do a train ticket and one hotel night cost together?").steps
@@ -74,9 +74,8 @@ def ours(**options: object) -> list[int]:
 def long_episode(observation_tokens: int) -> int:
     big = tool(lambda query: f"{query}: " + "data point, " * 1500, name="fetch")
     replies = [f"ACTION: fetch[page {i}]" for i in range(9)] + ["FINAL: done"]
-    agent = Agent(
-        ScriptedModel(replies, name="gpt-4o-mini"), tools=[big], max_steps=10, observation_tokens=observation_tokens
-    )
+    limits = Limits(steps=10, observation_tokens=observation_tokens)
+    agent = Agent(ScriptedModel(replies, name="gpt-4o-mini"), tools=[big], limits=limits)
     return agent.run("Read ten pages.").usage.prompt_tokens
 
 
