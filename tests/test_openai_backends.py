@@ -992,3 +992,61 @@ def test_a_server_that_is_down_has_no_window_and_says_so(caplog: pytest.LogCaptu
     words = [r.getMessage() for r in caplog.records]
     assert sum("GET" in w for w in words) == 2 and any("does not say its context window" in w for w in words)
     assert all(SECRET not in w for w in words)
+
+
+# -- a stop sequence that fires inside the model's thinking, as a real server applies it ------------
+
+
+class Thinker:
+    """A server whose model thinks before it acts and whose thinking mentions the observation
+    label: it applies the request's `stop` to everything it generates, thinking included, as
+    llama.cpp and vLLM do. It "generates" a fixed text that continues whatever it was sent."""
+
+    THINKING = "I expect the tool's\nObservation: to give the price.\n"
+    PROTOCOL = "THOUGHT: I need the price.\nACTION: lookup[train ticket]"
+
+    def __init__(self, api: str, *, split: bool = False) -> None:
+        self.api = api
+        self.split = split  # the server returns the thinking apart (reasoning_content)
+        self.stops: list[list[str]] = []
+
+    def _apply_stop(self, text: str, stop: list[str]) -> tuple[str, bool]:
+        cuts = [text.find(s) for s in stop if s in text]
+        return (text[: min(cuts)], True) if cuts else (text, False)
+
+    def __call__(self, request: Any) -> Any:
+        if request.method != "POST":
+            return httpx.Response(404)
+        sent = json.loads(request.content)
+        stop = sent.get("stop") or []
+        self.stops.append(stop)
+        if self.api == "completion":
+            prompt = sent["prompt"]
+            if "OBSERVATION: 89" in prompt:
+                return httpx.Response(200, json=body("completion", " done\nFINAL: 89"))
+            whole = f" <think>\n{self.THINKING}</think>\n{self.PROTOCOL}"
+            already = whole[: next(i for i in range(len(whole), -1, -1) if prompt.endswith(whole[:i]))]
+            text, _ = self._apply_stop(whole[len(already) :], stop)
+            return httpx.Response(200, json=body("completion", text))
+        messages = sent["messages"]
+        if "OBSERVATION: 89" in messages[-1]["content"]:
+            return httpx.Response(200, json=chat_body("FINAL: 89"))
+        if self.split:
+            reasoning, stopped = self._apply_stop(self.THINKING, stop)
+            return httpx.Response(
+                200, json=reasoning_body("reasoning_content", "" if stopped else self.PROTOCOL, reasoning)
+            )
+        text, _ = self._apply_stop(f"<think>\n{self.THINKING}</think>\n{self.PROTOCOL}", stop)
+        return httpx.Response(200, json=chat_body(text))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("api", "split"), [("completion", False), ("chat", False), ("chat", True)])
+def test_a_stop_that_fires_inside_thinking_is_recovered(mode: Mode, api: str, split: bool, tools: list[object]) -> None:
+    server = Thinker(api, split=split)
+    model = backend(OpenAIChat if api == "chat" else OpenAICompletion, server)
+    result = run_agent(model, tools, "What does a train ticket cost?", mode)
+    assert (result.answer, result.stop_reason) == ("89", "final"), result.error
+    assert result.steps[0].observation == "89"  # the tool ran once the thinking was through
+    assert "Observation: to give the price" in result.steps[0].reasoning  # the thinking is kept, not lost
+    assert server.stops[0] and all(stop == [] for stop in server.stops[1:])  # no `stop` after it fired in thinking
