@@ -34,12 +34,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from . import binding, guard, prompting
-from .budget import MESSAGE_OVERHEAD, Meter
+from .budget import Meter
 from .calls import Outcome
 from .errors import ContextLengthError, ModelError
 from .grammar import protocol_grammar
 from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
+from .planning import Plan, limit_words
 from .tools import Tool, truncate
 from .types import Action, Final, Parsed, ParseError, Reply, Request, RunResult, Step, StopReason, Usage
 
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
     from .loop import Agent
 
 Approval = bool | Literal["stop"]
-
-FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
-OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
 
 
 # --- commands (what the driver is asked to do) and events (what came of it) ---------------------
@@ -160,7 +158,6 @@ class _Protocol:
         )
         self.history = History(opening, self.count)
         self.meter = Meter()
-        self.window = window
         self.names = tuple(t.name for t in agent.tools)
         self.by_name = {t.name.casefold(): t for t in reversed(agent.tools)} | {t.name: t for t in agent.tools}
         self.steps: list[Step] = []
@@ -175,9 +172,7 @@ class _Protocol:
             if use_grammar and agent.prompting.act_first
             else self.grammar
         )
-        self.forced_tokens = min(self.limits.reply_tokens, FORCED_REPLY_TOKENS)
-        note = prompting.render("corrections/force_final", limit=self._limit_words("max_tokens"))
-        self.reserve_local = self.history.note_cost(note) + OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
+        self.plan = Plan(self.limits, self.history, self.meter, self.count, window)
 
     # --- the run ---------------------------------------------------------------------------------
 
@@ -186,9 +181,9 @@ class _Protocol:
         number = 0
         while limit is None:
             number += 1
-            allowance = self._fit(number, forced=False)
+            allowance = self.plan.fit(number, forced=False)
             if allowance == "window":
-                return self._finish("model_error", error=self._window_words())
+                return self._finish("model_error", error=self.plan.window_words())
             if allowance is None:
                 limit = "max_tokens"
                 number -= 1  # the call was not made
@@ -213,7 +208,7 @@ class _Protocol:
                 step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
                 error = f"{self.format_errors} unreadable replies in a row"
                 return (yield from self._finish_step(step, "format_errors", error=error))
-            observation, limit = self._next(number, observation)
+            observation, limit = self.plan.next(number, observation)
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
@@ -222,11 +217,11 @@ class _Protocol:
 
     def _forced(self, limit: StopReason, number: int) -> _Play:
         """One last call that asks for the final answer, at `limit`; `number` is the call's step."""
-        words = self._limit_words(limit)
+        words = limit_words(self.limits, limit)
         if not self.limits.force_final:
             return self._finish(limit, error=words)
         note = prompting.render("corrections/force_final", limit=words)
-        allowance = self._fit(number, forced=True, extra_local=self.history.note_cost(note))
+        allowance = self.plan.fit(number, forced=True, extra_local=self.history.note_cost(note))
         if not isinstance(allowance, int):
             return self._finish(limit, error=f"{words}; no room was left for the forced final call")
         self.meter.appended(self.history.add_note(note))
@@ -290,11 +285,12 @@ class _Protocol:
                 retried = True
                 # The window is what the server said, or at least smaller than what was asked for.
                 said = event.error.window
-                self.window = said if said else min(self.window or estimate + allowance, estimate + allowance - 1)
+                window = self.plan.window
+                self.plan.window = said if said else min(window or estimate + allowance, estimate + allowance - 1)
                 if self.history.elide(self.history.tokens // 2, keep_from=number - 1):
                     self.meter.rewritten()
                     elided = self.history.elided
-                    fitted = self._fit(number, forced=forced)
+                    fitted = self.plan.fit(number, forced=forced)
                     if isinstance(fitted, int):
                         allowance = min(allowance, fitted)
                         continue
@@ -355,7 +351,7 @@ class _Protocol:
         prompt = self.history.prompt() if self.chat else self.history.continued(reply.text)
         estimate = self.meter.estimate(self.history.tokens) + (0 if self.chat else usage.completion_tokens)
         room = allowance if self.chat else allowance - usage.completion_tokens
-        budget = self._budget_room(estimate, forced)
+        budget = self.plan.budget_room(estimate, forced)
         if budget is not None:
             room = min(room, budget)
         if room < MIN_REPLY_TOKENS:
@@ -431,113 +427,6 @@ class _Protocol:
             name = "corrections/reply_cut" if isinstance(parsed, Action) else "corrections/answer_cut"
             return prompting.render(name, tokens=allowance)
         return prompting.render("corrections/input_open")
-
-    # --- planning ---------------------------------------------------------------------------------
-
-    def _prompt_estimate(self, extra_local: int = 0) -> int:
-        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
-
-    def _budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
-        """The largest reply allowance the token budget leaves a request of `prompt` tokens (and,
-        unless it is the forced call, room for the forced call after it); None: no budget."""
-        tokens = self.limits.tokens
-        if tokens is None:
-            return None
-        room = tokens - (self.meter.billed.total_tokens if billed is None else billed) - prompt
-        if forced or not self.limits.force_final:
-            return room
-        # After this call: billed + prompt + reply, and the forced call's prompt is this one plus
-        # the reply (at most the allowance), a short observation and its note.
-        return (room - prompt - self.meter.scale(self.reserve_local) - self.forced_tokens) // 2
-
-    def _allowance(self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True) -> int:
-        allowance = self.forced_tokens if forced else self.limits.reply_tokens
-        if window and self.window is not None:
-            allowance = min(allowance, self.window - prompt)
-        room = self._budget_room(prompt, forced, billed)
-        return allowance if room is None else min(allowance, room)
-
-    def _fit(self, number: int, *, forced: bool, extra_local: int = 0) -> int | Literal["window"] | None:
-        """The allowance of call `number`, after eliding old steps if the window needs it: None when
-        the budget leaves no room, "window" when only the context window is too small."""
-        want = self.forced_tokens if forced else self.limits.reply_tokens
-        if self.window is not None and self._prompt_estimate(extra_local) + want > self.window:
-            headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
-            target = int((self.window - want - headroom) / self.meter.rate) - extra_local
-            if self.history.elide(max(target, 0), keep_from=number - 1):
-                self.meter.rewritten()
-        prompt = self._prompt_estimate(extra_local)
-        if self._allowance(prompt, forced=forced) >= MIN_REPLY_TOKENS:
-            return self._allowance(prompt, forced=forced)
-        if self._allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:
-            return "window"
-        return None
-
-    def _window_words(self) -> str:
-        return (
-            f"the prompt (about {self._prompt_estimate()} tokens) does not fit the context window of "
-            f"{self.window} tokens with a reply, even with the older steps elided"
-        )
-
-    def _next(self, number: int, observation: str) -> tuple[str, StopReason | None]:
-        """The observation as it will be fed back, and the limit that makes the next call the
-        forced final one (None when a normal call follows)."""
-        billed = self.meter.billed.total_tokens
-        if number < self.limits.steps:
-            prompt = self._prompt_estimate(self.history.cost(observation))
-            allowance = self._allowance(prompt, forced=False, window=False)
-            if allowance >= MIN_REPLY_TOKENS:
-                left = self._left(number, billed, prompt, allowance, self.history.cost(observation))
-                if left:
-                    warned = prompting.render("corrections/budget_low", observation=observation, left=left)
-                    fits = self._allowance(self._prompt_estimate(self.history.cost(warned)), forced=False, window=False)
-                    if fits >= MIN_REPLY_TOKENS:
-                        return warned, None
-                return observation, None
-            limit: StopReason = "max_tokens"
-        else:
-            limit = "max_steps"
-        if self.limits.force_final and self.limits.tokens is not None:
-            observation = self._shrink_for_forced(observation, limit)
-        return observation, limit
-
-    def _left(self, number: int, billed: int, prompt: int, allowance: int, observation: int) -> str:
-        """What is left, in words, when the next call is likely the last normal one (the one after
-        it would not fit if its observation were as long as this one); "" otherwise."""
-        if number == self.limits.steps - 1:
-            return "1 step"
-        if self.limits.tokens is None:
-            return ""
-        after = prompt + allowance + self.meter.scale(observation)
-        if self._allowance(after, forced=False, billed=billed + prompt + allowance, window=False) < MIN_REPLY_TOKENS:
-            return f"about {self.limits.tokens - billed - prompt} tokens"
-        return ""
-
-    def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
-        """Cut the observation so that the forced final call after it fits the budget."""
-        note = self.history.note_cost(prompting.render("corrections/force_final", limit=self._limit_words(limit)))
-
-        def fits(text: str) -> bool:
-            prompt = self._prompt_estimate(self.history.cost(text) + note)
-            return self._allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
-
-        if fits(observation):
-            return observation
-        stub = prompting.render("corrections/observation_dropped")
-        if not fits(stub):  # no forced call can be made anyway: show what there is
-            return observation
-        allowance = self.count(observation)
-        while allowance >= OBSERVATION_STUB:
-            allowance = allowance * 3 // 4
-            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
-            if fits(cut):
-                return cut
-        return stub
-
-    def _limit_words(self, limit: StopReason) -> str:
-        if limit == "max_tokens":
-            return f"the token budget of {self.limits.tokens}"
-        return f"the step limit of {self.limits.steps}"
 
 
 def _acted(text: str, parsed: Parsed) -> str:

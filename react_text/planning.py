@@ -1,0 +1,148 @@
+"""The plan of a run's tokens: how long the next reply may be, when old steps must be elided, when
+the next call must be the forced final one, and when to warn that the budget is nearly spent.
+
+All in the server's units: the Meter's estimate of a request (corrected by what the server
+reported for the last one). A normal call is made only if, after it, the forced final call still
+fits: its note, a short observation and a short reply are reserved before every call. Pure
+arithmetic over the history's counts; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from . import prompting
+from .budget import MESSAGE_OVERHEAD, Meter
+from .history import History
+from .limits import MIN_REPLY_TOKENS, Limits
+from .tools import truncate
+from .types import StopReason
+
+FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
+OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
+
+
+class Plan:
+    """The token plan of one run, over its history and meter."""
+
+    def __init__(
+        self, limits: Limits, history: History, meter: Meter, count: Callable[[str], int], window: int | None
+    ) -> None:
+        self.limits = limits
+        self.history = history
+        self.meter = meter
+        self.count = count
+        self.window = window  # the model's context window in tokens, when known
+        self.forced_tokens = min(limits.reply_tokens, FORCED_REPLY_TOKENS)
+        note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
+        self.reserve_local = history.note_cost(note) + OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
+
+    def estimate(self, extra_local: int = 0) -> int:
+        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
+
+    def budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
+        """The largest reply allowance the token budget leaves a request of `prompt` tokens (and,
+        unless it is the forced call, room for the forced call after it); None: no budget."""
+        tokens = self.limits.tokens
+        if tokens is None:
+            return None
+        room = tokens - (self.meter.billed.total_tokens if billed is None else billed) - prompt
+        if forced or not self.limits.force_final:
+            return room
+        # After this call: billed + prompt + reply, and the forced call's prompt is this one plus
+        # the reply (at most the allowance), a short observation and its note.
+        return (room - prompt - self.meter.scale(self.reserve_local) - self.forced_tokens) // 2
+
+    def allowance(self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True) -> int:
+        allowance = self.forced_tokens if forced else self.limits.reply_tokens
+        if window and self.window is not None:
+            allowance = min(allowance, self.window - prompt)
+        room = self.budget_room(prompt, forced, billed)
+        return allowance if room is None else min(allowance, room)
+
+    def fit(self, number: int, *, forced: bool, extra_local: int = 0) -> int | Literal["window"] | None:
+        """The allowance of call `number`, after eliding old steps if the window needs it: None when
+        the budget leaves no room, "window" when only the context window is too small."""
+        want = self.forced_tokens if forced else self.limits.reply_tokens
+        if self.window is not None and self.estimate(extra_local) + want > self.window:
+            headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
+            target = int((self.window - want - headroom) / self.meter.rate) - extra_local
+            if self.history.elide(max(target, 0), keep_from=number - 1):
+                self.meter.rewritten()
+        prompt = self.estimate(extra_local)
+        if self.allowance(prompt, forced=forced) >= MIN_REPLY_TOKENS:
+            return self.allowance(prompt, forced=forced)
+        if self.allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:
+            return "window"
+        return None
+
+    def window_words(self) -> str:
+        return (
+            f"the prompt (about {self.estimate()} tokens) does not fit the context window of "
+            f"{self.window} tokens with a reply, even with the older steps elided"
+        )
+
+    def next(self, number: int, observation: str) -> tuple[str, StopReason | None]:
+        """The observation as it will be fed back, and the limit that makes the next call the
+        forced final one (None when a normal call follows)."""
+        billed = self.meter.billed.total_tokens
+        if number < self.limits.steps:
+            prompt = self.estimate(self.history.cost(observation))
+            allowance = self.allowance(prompt, forced=False, window=False)
+            if allowance >= MIN_REPLY_TOKENS:
+                left = self._left(number, billed, prompt, allowance, self.history.cost(observation))
+                if left:
+                    warned = prompting.render("corrections/budget_low", observation=observation, left=left)
+                    fits = self.allowance(self.estimate(self.history.cost(warned)), forced=False, window=False)
+                    if fits >= MIN_REPLY_TOKENS:
+                        return warned, None
+                return observation, None
+            limit: StopReason = "max_tokens"
+        else:
+            limit = "max_steps"
+        if self.limits.force_final and self.limits.tokens is not None:
+            observation = self._shrink_for_forced(observation, limit)
+        return observation, limit
+
+    def _left(self, number: int, billed: int, prompt: int, allowance: int, observation: int) -> str:
+        """What is left, in words, when the next call is likely the last normal one (the one after
+        it would not fit if its observation were as long as this one); "" otherwise."""
+        if number == self.limits.steps - 1:
+            return "1 step"
+        if self.limits.tokens is None:
+            return ""
+        after = prompt + allowance + self.meter.scale(observation)
+        if self.allowance(after, forced=False, billed=billed + prompt + allowance, window=False) < MIN_REPLY_TOKENS:
+            return f"about {self.limits.tokens - billed - prompt} tokens"
+        return ""
+
+    def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
+        """Cut the observation so that the forced final call after it fits the budget."""
+        note = self.history.note_cost(
+            prompting.render("corrections/force_final", limit=limit_words(self.limits, limit))
+        )
+
+        def fits(text: str) -> bool:
+            prompt = self.estimate(self.history.cost(text) + note)
+            return self.allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
+
+        if fits(observation):
+            return observation
+        stub = prompting.render("corrections/observation_dropped")
+        if not fits(stub):  # no forced call can be made anyway: show what there is
+            return observation
+        allowance = self.count(observation)
+        while allowance >= OBSERVATION_STUB:
+            allowance = allowance * 3 // 4
+            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
+            if fits(cut):
+                return cut
+        return stub
+
+
+def limit_words(limits: Limits, limit: StopReason) -> str:
+    """The limit, in words: "the token budget of 1500"."""
+    if limit == "max_tokens":
+        return f"the token budget of {limits.tokens}"
+    return f"the step limit of {limits.steps}"
