@@ -24,7 +24,7 @@ SUM = re.compile(r"What is (\d+) \+ (\d+)\?")
 
 def answer(messages: list[dict[str, str]]) -> str:
     """The fake model: call the calculator on the sum asked, then give its result."""
-    task = _question(messages)
+    task = question(messages)
     observations = [m["content"] for m in messages if m["role"] == "user" and m["content"].startswith("OBSERVATION:")]
     if observations:
         return f"THOUGHT: the calculator says so.\nFINAL: {observations[-1].removeprefix('OBSERVATION:').strip()}"
@@ -33,7 +33,7 @@ def answer(messages: list[dict[str, str]]) -> str:
     return f"THOUGHT: I will add.\nACTION: calculator[{expression}]"
 
 
-def _question(messages: list[dict[str, str]]) -> str:
+def question(messages: list[dict[str, str]]) -> str:
     """The task: the last QUESTION: of the first user message (the example's comes before it)."""
     first = next(m["content"] for m in messages if m["role"] == "user" and "QUESTION:" in m["content"])
     return str(QUESTION.findall(first)[-1])
@@ -50,7 +50,7 @@ class FakeServer:
             def do_POST(self) -> None:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 messages = body["messages"]
-                task = _question(messages)
+                task = question(messages)
                 with server._lock:
                     server.requests.append((task, len(messages)))
                 time.sleep(server.delay)

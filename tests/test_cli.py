@@ -439,3 +439,27 @@ def test_openai_base_url_from_the_environment_is_used_for_a_server_model() -> No
         capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert "could not reach http://127.0.0.1:9/v1" in done.stdout
+
+
+@pytest.mark.slow
+def test_grammar_flag_reaches_a_llama_cpp_server() -> None:
+    """--grammar: the protocol grammar goes to llama.cpp's server, and every reply reads."""
+    pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[server]"')
+    from llama_server import LlamaServer, RecordingProxy
+
+    with LlamaServer() as server, RecordingProxy(server.url) as proxy:
+        done = react_text(
+            "run",
+            "--base-url",
+            proxy.url,
+            "--model",
+            "smollm2",
+            "--grammar",
+            "--max-steps",
+            "4",
+            "What is 17 * 23 + 5?",
+        )
+    chat = [body for body in proxy.bodies if "messages" in body]
+    assert chat and all("ACTION" in body.get("grammar", "") for body in chat), "the grammar was not sent"
+    assert "UNREADABLE" not in done.stdout and "format_errors" not in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr

@@ -239,3 +239,34 @@ def test_eval_command_on_the_embedded_model(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1/1 right" in done.stdout
     assert json.loads(out.read_text())["ok"] is True
+
+
+@pytest.mark.slow
+def test_eval_spreads_over_two_llama_cpp_servers_each_episode_on_one(tmp_path: Path) -> None:
+    """Two llama.cpp servers (one thread each, so both fit 2 cores), a recording proxy before each."""
+    pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[server]"')
+    from llama_server import LlamaServer, RecordingProxy
+
+    tasks = [t for t in load(SUITE) if t.tools == ("calculator",)][:8]
+    task_file = tmp_path / "tasks.jsonl"
+    write_tasks(task_file, tasks)
+    out = tmp_path / "results.jsonl"
+    with (
+        LlamaServer(threads=1) as a,
+        LlamaServer(threads=1) as b,
+        RecordingProxy(a.url) as one,
+        RecordingProxy(b.url) as two,
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "react_text.cli", "eval", str(task_file), "--model", "smollm2", "--api", "chat",
+             "--base-url", one.url, "--base-url", two.url, "--concurrency", "4", "--max-steps", "3",
+             "--reply-tokens", "64", "--out", str(out)],
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert sorted(o.id for o in finished(out)) == sorted(t.id for t in tasks)
+    on_one, on_two = one.tasks(), two.tasks()
+    assert on_one and on_two, "every episode went to one server"
+    assert not on_one & on_two, "an episode moved between servers"
+    assert on_one | on_two == {t.task for t in tasks}
+    assert {o.server for o in finished(out)} == {one.url, two.url}
