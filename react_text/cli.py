@@ -211,7 +211,7 @@ def _model_flags(command: argparse.ArgumentParser, *, servers: str) -> None:
         metavar="FILE",
         help="play the replies of a trace (.jsonl: with its settings, unless flags change them) or of a text "
         "file (replies between lines of ---) instead of calling a model"
-        + ("; for eval also a folder of ID.jsonl traces, one a task" if servers == "many" else ""),
+        + ("; for eval also a folder of ID.jsonl traces (eval --trace DIR), one a task" if servers == "many" else ""),
     )
 
 
@@ -501,7 +501,8 @@ def _eval(args: argparse.Namespace) -> int:
     choices = _choices(args)
     models: Any
     if args.script:
-        models = config.scripts(args.script, [t.id for t in tasks])
+        models, recorded = config.scripts(args.script, [t.id for t in tasks])
+        choices = choices.over(recorded)
         probe = models(tasks[0]) if tasks else config.Script(()).model()
         concurrency = args.concurrency or 4
     else:
@@ -536,7 +537,7 @@ def _eval(args: argparse.Namespace) -> int:
             concurrency=concurrency,
             limits=limits,
             prompting=prompting,
-            parser=parsing.PARSERS[args.parser or "tolerant"],
+            parser=parsing.PARSERS[choices.parser or "tolerant"],
             traces=Path(args.trace) if args.trace else None,
         ):
             outcomes.append(outcome)

@@ -253,14 +253,16 @@ def script(path: str | Path) -> Script:
     return Script(tuple(r.strip("\n") for r in text.split("\n---\n")))
 
 
-def scripts(path: str | Path, ids: Iterable[str]) -> Callable[[Any], Model]:
-    """A script for each task of an eval: `path` is a folder of `<id>.jsonl` traces (or `<id>.txt`
-    scripts), or one script that every task plays from its start. Each task gets a model of its
-    own, so what it is answered never depends on which episode asked first."""
+def scripts(path: str | Path, ids: Iterable[str]) -> tuple[Callable[[Any], Model], Choices]:
+    """A script for each task of an eval, and the choices its traces recorded (their budgets,
+    prompting and parser; the tools come from the task file). `path` is a folder of `<id>.jsonl`
+    traces (as `eval --trace DIR` writes them) or `<id>.txt` scripts, or one script that every task
+    plays from its start. Each task gets a model of its own, so what it is answered never depends
+    on which episode asked first."""
     folder = Path(path)
     if not folder.is_dir():
         one = script(folder)
-        return lambda task: one.model()
+        return (lambda task: one.model()), _settings_only(one.choices)
     each: dict[str, Script] = {}
     for id_ in ids:
         name = file_name(id_)
@@ -268,7 +270,12 @@ def scripts(path: str | Path, ids: Iterable[str]) -> Callable[[Any], Model]:
         if not found:
             raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {name}.jsonl and {name}.txt)")
         each[id_] = script(found[0])
-    return lambda task: each[task.id].model()
+    recorded = next((s.choices for s in each.values() if s.start), Choices())
+    return (lambda task: each[task.id].model()), _settings_only(recorded)
+
+
+def _settings_only(choices: Choices) -> Choices:
+    return Choices(limits=choices.limits, prompting=choices.prompting, parser=choices.parser)
 
 
 def file_name(id_: str) -> str:

@@ -208,7 +208,7 @@ def test_eval_script_folder_replays_per_task_traces(tmp_path: Path) -> None:
     traces = tmp_path / "traces"
     with FakeServer() as server:
         live = subprocess.run(
-            eval_command(task_file, server.url, tmp_path / "live.jsonl", "--trace", str(traces)),
+            eval_command(task_file, server.url, tmp_path / "live.jsonl", "--trace", str(traces), "--parser", "naive"),
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     assert live.returncode == 0, live.stderr
@@ -220,8 +220,9 @@ def test_eval_script_folder_replays_per_task_traces(tmp_path: Path) -> None:
     )  # fmt: skip
     assert replayed.returncode == 0, replayed.stderr
     assert "10/10 right" in replayed.stdout
-    live_answers = {o.id: o.answer for o in finished(tmp_path / "live.jsonl")}
-    assert {o.id: o.answer for o in finished(tmp_path / "replayed.jsonl")} == live_answers
+    live_answers = {o.id: (o.answer, o.steps, o.tokens) for o in finished(tmp_path / "live.jsonl")}
+    assert {o.id: (o.answer, o.steps, o.tokens) for o in finished(tmp_path / "replayed.jsonl")} == live_answers
+    assert json.loads((traces / "sum-00.jsonl").read_text().splitlines()[0])["parser"] == "naive"
 
 
 @pytest.mark.slow
