@@ -120,9 +120,10 @@ class _Spans(RunSpans):
         self._model: Model = agent.model
         self._capture = os.environ.get(CAPTURE, "").strip().lower() in ("true", "1", "yes")
         self._failure: str | None = None
-        self._provider = _provider(agent.model)
-        self._in_process = type(agent.model).__name__ in _IN_PROCESS
-        self._server = _server(agent.model)
+        backend = getattr(agent.model, "inner", agent.model)  # a model recorded in a trace: the one it records
+        self._provider = _provider(backend)
+        self._in_process = type(backend).__name__ in _IN_PROCESS
+        self._server = _server(backend)
         name = getattr(agent, "name", None)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",

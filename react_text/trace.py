@@ -168,6 +168,11 @@ class _TracedModel:
     def accepts_grammar(self) -> bool:
         return self._inner.accepts_grammar
 
+    @property
+    def inner(self) -> Model:
+        """The model being recorded."""
+        return self._inner
+
     def __getattr__(self, name: str) -> Any:  # count_tokens, stats, render_last: the inner model's
         return getattr(self._inner, name)
 
