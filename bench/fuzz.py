@@ -3,7 +3,7 @@
     python bench/fuzz.py [EXAMPLES]        default 100000 inputs per target
 
 Each target gets random text and protocol-shaped noise (labels, brackets, fences, <think>,
-partial observations). It fails on any exception (the calculator may only refuse with
+partial observations, registered tool names with spaces). It fails on any exception (the calculator may only refuse with
 CalculatorError) and reports the slowest input, so a hang or a super-linear case shows up.
 Prints one table.
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_text.guard import cut
+from react_text.guard import cut, is_cut, split_reasoning
 from react_text.parser import parse
 from react_text.toolbox import CalculatorError, calculate
 
@@ -26,7 +26,9 @@ PIECES = [
     "THOUGHT:", "ACTION:", "FINAL:", "OBSERVATION:", "Obs", "Action Input:", "Final Answer:", "**", "###",
     "[", "]", "(", ")", "{", "}", "```", "\n", " ", '"', "'", "<think>", "</think>", "tool", "calculator",
     "9", "**", "^", "/", "-", "+", "*", ".", ",", "Observation 1:", "Finish[", "{\"action\": ", "思考：",
+    "Tool Input:", "Search Tool", "Action:", "None", "answer[", "  ```json\n", "\"action_input\": ", "Observation：",
 ]  # fmt: skip
+TOOLS = ("Search Tool", "answer", "get-weather", "加法")
 noise = st.lists(st.sampled_from(PIECES) | st.text(max_size=5), max_size=60).map("".join)
 texts = st.text(max_size=400) | noise
 
@@ -63,7 +65,10 @@ def main() -> None:
     print(f"{'target':<12} {'inputs':>9} {'raised':>7} {'worst ms':>10} {'wall':>9}")
     print(campaign("parse", parse, examples, ()))
     print(campaign("parse strict", lambda t: parse(t, strict=True), examples, ()))
+    print(campaign("parse tools", lambda t: parse(t, tools=TOOLS), examples, ()))
     print(campaign("guard.cut", cut, examples, ()))
+    print(campaign("guard.is_cut", lambda t: is_cut(t, len(t) // 2), examples, ()))
+    print(campaign("reasoning", split_reasoning, examples, ()))
     print(campaign("calculator", calculate, examples, (CalculatorError,)))
 
 

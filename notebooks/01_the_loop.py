@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,7 +30,7 @@
 # first line of the docstring are all the model is told about them.
 
 # %%
-from react_text import Agent, ScriptedModel
+from react_text import Agent, Limits, ScriptedModel
 
 
 def lookup(item: str) -> str:
@@ -49,7 +51,7 @@ model = ScriptedModel(
         "THOUGHT: I have the total.\nFINAL: 234 euros",
     ]
 )
-agent = Agent(model, tools=[lookup, add], max_steps=6)
+agent = Agent(model, tools=[lookup, add], limits=Limits(steps=6))
 result = agent.run("What do a train ticket and one hotel night cost together?")
 print(result.answer, "|", result.stop_reason, "|", len(result.steps), "steps |", result.usage)
 
@@ -95,7 +97,7 @@ from react_text.backends.local import LocalModel
 from react_text.toolbox import calculator
 
 local = LocalModel()
-agent = Agent(local, tools=[calculator], example="examples/calculator", max_steps=4)
+agent = Agent(local, tools=[calculator], limits=Limits(steps=4))
 for step in agent.iter_steps("What is 17 * 23 + 5?"):
     print(f"step {step.number}: {step.reply!r}\n   observation: {step.observation}")
 
@@ -134,7 +136,7 @@ for _ in range(200):
         time.sleep(0.3)
 
 remote = OpenAICompletion("smollm2", base_url=f"http://127.0.0.1:{port}/v1", grammar=True)
-result = Agent(remote, tools=[calculator], example="examples/calculator", max_steps=4).run("What is 1234 * 5678?")
+result = Agent(remote, tools=[calculator], limits=Limits(steps=4)).run("What is 1234 * 5678?")
 print(result.answer, result.stop_reason, result.usage)
 server.terminate()
 server.wait()

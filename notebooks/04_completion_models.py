@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -20,7 +22,7 @@
 # - why the stop sequence matters even more when the model just continues text.
 
 # %%
-from react_text import Agent, ScriptedModel
+from react_text import Agent, Limits, Prompting, ScriptedModel
 from react_text.toolbox import calculator
 
 task = "What is 17 * 23 + 5?"
@@ -34,7 +36,7 @@ task = "What is 17 * 23 + 5?"
 chat = ScriptedModel(["THOUGHT: use it\nACTION: calculator[17 * 23 + 5]", "THOUGHT: got it\nFINAL: 396"], api="chat")
 text = ScriptedModel([" use it\nACTION: calculator[17 * 23 + 5]", " got it\nFINAL: 396"], api="completion")
 for model in (chat, text):
-    result = Agent(model, tools=[calculator], example=None).run(task)
+    result = Agent(model, tools=[calculator], prompting=Prompting(example=None)).run(task)
     print(model.api, "->", result.answer)
 
 print("=== chat: the second request, as messages")
@@ -61,7 +63,7 @@ ignores_stop = ScriptedModel(
     [" use it\nACTION: calculator[17 * 23 + 5]\nOBSERVATION: 400\nTHOUGHT: done\nFINAL: 400", " right\nFINAL: 396"],
     api="completion",
 )
-result = Agent(ignores_stop, tools=[calculator], example=None).run(task)
+result = Agent(ignores_stop, tools=[calculator], prompting=Prompting(example=None)).run(task)
 print("cut from step 1:", repr(result.steps[0].cut))
 print("answer:", result.answer)
 
@@ -78,7 +80,7 @@ from react_text.backends.local import LocalModel
 
 for api in ("completion", "chat"):
     model = LocalModel(api=api)
-    result = Agent(model, tools=[calculator], example="examples/calculator", max_steps=4).run(task)
+    result = Agent(model, tools=[calculator], limits=Limits(steps=4)).run(task)
     print(f"{api:>10}: {result.answer!r} ({result.stop_reason}, {result.tool_calls} tool calls)")
 
 # %% [markdown]

@@ -114,16 +114,24 @@ def counter(model: str) -> Counter:
     name = _bundled_encoding(model)
     enc = encoding(name or "cl100k_base")
     if name is not None:  # tiktoken knows this model and its encoding is bundled: counts are exact
-
-        def count(text: str) -> int:
-            return len(enc.encode(text, disallowed_special=()))
-
-        return count
+        return functools.partial(_count, enc)
 
     def estimate(text: str) -> int:
-        return math.ceil(len(enc.encode(text, disallowed_special=())) * UNKNOWN_MODEL_MARGIN)
+        return math.ceil(_count(enc, text) * UNKNOWN_MODEL_MARGIN)
 
     return estimate
+
+
+CHUNK = 1 << 16  # characters encoded at a time when a text is longer
+
+
+def _count(enc: tiktoken.Encoding, text: str) -> int:
+    """Tokens of `text`. A long text is encoded a piece at a time: tiktoken's pattern gives up
+    ("Max stack size exceeded") on a run of a million spaces, and pieces cost at most a token
+    each at their seams."""
+    if len(text) <= CHUNK:
+        return len(enc.encode(text, disallowed_special=()))
+    return sum(len(enc.encode(text[i : i + CHUNK], disallowed_special=())) for i in range(0, len(text), CHUNK))
 
 
 class Meter:

@@ -38,6 +38,7 @@ EXAMPLES_RUN = """examples:
   react-text run --base-url http://127.0.0.1:8080/v1 --model local --grammar "..."   (llama.cpp)
   react-text run --tools ./mytools.py --json "..."                (the functions in mytools.py)
   react-text run --trace run.jsonl "..."   then   react-text run --script run.jsonl   (a replay)
+  react-text run --mcp "python server.py" --mcp http://127.0.0.1:8000/mcp "..."   (tools from MCP servers)
 """
 EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl                         (the embedded model)
@@ -94,6 +95,7 @@ def _arguments() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
     run.add_argument("--trace", metavar="FILE", help="write every event to FILE as JSON lines, as it happens")
     run.add_argument("--yes", action="store_true", help="run risky tools without asking")
+    _mcp_flags(run)
     run.set_defaults(handler=_run)
 
     replay = _command(
@@ -163,6 +165,20 @@ def _arguments() -> argparse.ArgumentParser:
         help="score every parser on a corpus (FILE, default tests/data/replies.jsonl) and print the scoreboard",
     )
     parse.set_defaults(handler=_parse)
+
+    mcp = _command(
+        commands,
+        "mcp",
+        "look at the tools of an MCP server",
+        "Start or reach an MCP server and print its tools as the model would see them.",
+        'examples:\n  react-text mcp list "python server.py"\n  react-text mcp list http://127.0.0.1:8000/mcp\n',
+    )
+    mcp_list = mcp.add_subparsers(required=True, metavar="ACTION").add_parser(
+        "list", help="print the tool listing the model would see"
+    )
+    mcp_list.add_argument("server", metavar="SERVER", help="a command line (in quotes) or an http(s) URL")
+    _mcp_flags(mcp_list, servers=False)
+    mcp_list.set_defaults(handler=_mcp_list)
     return top
 
 
@@ -253,6 +269,40 @@ def _tool_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
 
 
+def _mcp_flags(command: argparse.ArgumentParser, *, servers: bool = True) -> None:
+    if servers:
+        command.add_argument(
+            "--mcp",
+            action="append",
+            default=[],
+            metavar="SERVER",
+            help="add the tools of an MCP server: a command line (in quotes) or an http(s) URL; repeatable",
+        )
+    command.add_argument(
+        "--mcp-env",
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="an environment variable for MCP servers started as commands (NAME alone passes this one's value)",
+    )
+    command.add_argument(
+        "--mcp-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for an MCP server URL",
+    )
+
+
+def _mcp_list(args: argparse.Namespace) -> int:
+    from .mcp import from_cli
+    from .tools import listing
+
+    with from_cli([args.server], args.mcp_env, args.mcp_header) as found:
+        print(listing(found))
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -282,6 +332,7 @@ def _choices(args: argparse.Namespace) -> Choices:
         parser=args.parser,
         root=getattr(args, "root", None),
         modules=tuple(getattr(args, "tools", None) or ()),
+        mcp=tuple(getattr(args, "mcp", None) or ()),
     )
 
 
@@ -344,11 +395,27 @@ def _run(args: argparse.Namespace) -> int:
     if not task.strip():
         raise ConfigError("the task is empty: give a question, in quotes")
     tools = config.tools(root=choices.root, modules=choices.modules)
+    if not (choices.mcp or args.mcp_env or args.mcp_header):
+        return _run_with(args, task, model, tools, choices, count_tokens)
+    from .mcp import from_cli
+
+    with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
+        return _run_with(args, task, model, [*tools, *found], choices, count_tokens)
+
+
+def _run_with(
+    args: argparse.Namespace,
+    task: str,
+    model: Any,
+    tools: Sequence[Tool],
+    choices: Choices,
+    count_tokens: Callable[[str], int] | None,
+) -> int:
     agent = config.agent(model, tools, choices, approve=_approver(args.yes), count_tokens=count_tokens)
     paint = Paint.for_stream(sys.stdout)
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
-        tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules))
+        tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
         agent = replace(agent, model=tracer.model(agent.model))
     try:
         run = agent.iter_steps(task)

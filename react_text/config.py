@@ -37,8 +37,9 @@ from .types import Api, Model, Reply
 class Choices:
     """What was chosen for a run, by flags or by a trace; what is left out is the model's recommendation.
 
-    `limits` and `prompting` hold fields of Limits and Prompting by name; `root` and `modules` say
-    where the tools come from (besides the built-in calculator and python_doc).
+    `limits` and `prompting` hold fields of Limits and Prompting by name; `root`, `modules` and
+    `mcp` (MCP servers: command lines or URLs) say where the tools come from (besides the built-in
+    calculator and python_doc).
     """
 
     limits: Mapping[str, Any] = field(default_factory=dict)
@@ -46,6 +47,7 @@ class Choices:
     parser: str | None = None
     root: str | None = None
     modules: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
 
     def over(self, base: Choices) -> Choices:
         """These choices, and `base`'s where these make none (flags over a trace)."""
@@ -55,6 +57,7 @@ class Choices:
             parser=self.parser or base.parser,
             root=self.root if self.root is not None else base.root,
             modules=self.modules or base.modules,
+            mcp=self.mcp or base.mcp,
         )
 
     @classmethod
@@ -69,6 +72,7 @@ class Choices:
             parser=start.get("parser") if start.get("parser") in parser.PARSERS else None,
             root=sources.get("root"),
             modules=tuple(sources.get("modules") or ()),
+            mcp=tuple(sources.get("mcp") or ()),
         )
 
 
@@ -325,10 +329,14 @@ def agent(
         raise ConfigError(str(exc)) from exc
 
 
-def describe(run_agent: Any, *, root: str | None = None, modules: Iterable[str] = ()) -> dict[str, Any]:
+def describe(
+    run_agent: Any, *, root: str | None = None, modules: Iterable[str] = (), mcp: Iterable[str] = ()
+) -> dict[str, Any]:
     """The whole configuration of an agent's runs, fit for a trace: never a key or a URL's credentials.
 
-    `root` and `modules` say where the command line found the tools, so a replay can find them again.
+    `root`, `modules` and `mcp` say where the command line found the tools, so a replay can find
+    them again (an MCP server's URL without credentials or query; its environment and headers,
+    which may hold keys, are never recorded: a replay is given them again).
     """
     chosen = run_agent.model
     counted_by = "model" if run_agent.count_tokens is None and hasattr(chosen, "count_tokens") else None
@@ -354,10 +362,12 @@ def describe(run_agent: Any, *, root: str | None = None, modules: Iterable[str] 
         "prompting": dataclasses.asdict(run_agent.prompting),
         "example": prompting.example_for(names) if example == "auto" else example,
     }
-    if root is not None or modules:
+    modules, mcp = list(modules), list(mcp)
+    if root is not None or modules or mcp:
         description["sources"] = {
             "root": str(Path(root).resolve()) if root is not None else None,
             "modules": [str(Path(m).resolve()) if m.endswith(".py") or os.sep in m else m for m in modules],
+            "mcp": [safe_url(m) if m.startswith(("http://", "https://")) else m for m in mcp],
         }
     return description
 

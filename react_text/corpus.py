@@ -1,23 +1,28 @@
 """The parser corpus and the robustness scoreboard: how each parser reads what models really write.
 
-A corpus is JSON Lines: {"id", "category", "source", "mode", "text", "expected"}, where `expected`
-is {"kind": "action", "tool", "input"} or {"kind": "final", "answer"} or {"kind": "error",
-"reason"} (for an error, any reason counts: what matters is that the reply was not misread).
-Completion-mode replies continue a prompt that ended with `THOUGHT:`, which is put back before
-parsing.
+A corpus is JSON Lines: {"id", "category", "source", "mode", "text", "expected"} and an optional
+"tools" (the tool names registered when the reply was written: every parser is given them, as the
+agent gives them), where `expected` is {"kind": "action", "tool", "input"} or {"kind": "final",
+"answer"} or {"kind": "error", "reason"} (for an error, any reason counts: what matters is that the
+reply was not misread). Completion-mode replies continue a prompt that ended with `THOUGHT:`, which
+is put back before parsing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .types import Action, Final, Parsed
 
-Parser = Callable[[str], Parsed]
+
+class Parser(Protocol):
+    """A parser as `parser.PARSERS` holds them: the reply, and the registered tool names."""
+
+    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,7 @@ class Case:
     mode: str
     text: str
     expected: Mapping[str, str]
+    tools: tuple[str, ...] = ()
 
     @property
     def sent(self) -> str:
@@ -52,7 +58,17 @@ def load(path: str | Path) -> list[Case]:
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.strip():
             row: dict[str, Any] = json.loads(line)
-            cases.append(Case(row["id"], row["category"], row["source"], row["mode"], row["text"], row["expected"]))
+            cases.append(
+                Case(
+                    row["id"],
+                    row["category"],
+                    row["source"],
+                    row["mode"],
+                    row["text"],
+                    row["expected"],
+                    tuple(row.get("tools", ())),
+                )
+            )
     return cases
 
 
@@ -75,7 +91,7 @@ def score(cases: Sequence[Case], parsers: Mapping[str, Parser]) -> list[Score]:
     for name, parse in parsers.items():
         board = Score(name)
         for case in cases:
-            got = reading(parse(case.sent))
+            got = reading(parse(case.sent, tools=case.tools))
             ok = agrees(got, case.expected)
             board.total += 1
             board.right += ok

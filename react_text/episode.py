@@ -209,12 +209,14 @@ class _Protocol:
             else:
                 self.format_errors += 1
                 observation = self._correction(called, allowance)
+            if self.format_errors >= self.limits.format_errors:  # the last straw: no call follows, no warning
+                step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
+                error = f"{self.format_errors} unreadable replies in a row"
+                return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self._next(number, observation)
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
-            if self.format_errors >= self.limits.format_errors:
-                return self._finish("format_errors", error=f"{self.format_errors} unreadable replies in a row")
             self.meter.appended(self.history.add_observation(observation, number))
         return (yield from self._forced(limit, number + 1))
 
@@ -303,7 +305,9 @@ class _Protocol:
         reasoning, visible = guard.split_reasoning(reply.text)
         reasoning = "\n".join(r for r in (reply.reasoning or "", reasoning) if r)
         cut = guard.cut(visible)
-        read = cut.kept if self.chat else THOUGHT_CUE + cut.kept
+        # A completion reply continues the THOUGHT: cue; one that starts with a label at once
+        # ("FINAL: 89") is read as if a space came first.
+        read = cut.kept if self.chat else THOUGHT_CUE + ("" if cut.kept[:1].isspace() else " ") + cut.kept
         parsed = self.agent.parser(read, tools=self.names)
         acted = _acted(read, parsed)
         if not self.chat:
@@ -511,16 +515,24 @@ class _Protocol:
 
     def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
         """Cut the observation so that the forced final call after it fits the budget."""
-        assert self.limits.tokens is not None
         note = self.history.note_cost(prompting.render("corrections/force_final", limit=self._limit_words(limit)))
-        base = self._prompt_estimate(note + 2 * MESSAGE_OVERHEAD)
-        room = self.limits.tokens - self.meter.billed.total_tokens - base - MIN_REPLY_TOKENS
-        allowance = int(room / self.meter.rate)
-        if self.count(observation) <= allowance:
+
+        def fits(text: str) -> bool:
+            prompt = self._prompt_estimate(self.history.cost(text) + note)
+            return self._allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
+
+        if fits(observation):
             return observation
-        if allowance < OBSERVATION_STUB:
-            return prompting.render("corrections/observation_dropped")
-        return truncate(observation, allowance, self.count)
+        stub = prompting.render("corrections/observation_dropped")
+        if not fits(stub):  # no forced call can be made anyway: show what there is
+            return observation
+        allowance = self.count(observation)
+        while allowance >= OBSERVATION_STUB:
+            allowance = allowance * 3 // 4
+            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
+            if fits(cut):
+                return cut
+        return stub
 
     def _limit_words(self, limit: StopReason) -> str:
         if limit == "max_tokens":

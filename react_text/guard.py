@@ -1,38 +1,91 @@
 """The stop guard: keep the model from writing its own observation.
 
-The observation label is sent as `stop`, and every reply is cut again here, because many servers
-and models ignore `stop` (and some reject it). What is cut is everything from the first
-hallucinated observation on:
+Every reply is cut here, because many servers and models ignore `stop` (and some reject it). What
+is cut is everything from the first made-up observation on:
 
-    an `Observation` label at the start of a line     ...]\\n**Observation 1:** 42
-    a capitalised `Observation:` later on a line      ACTION: add[2, 3] Observation: 5
-    a partial label at the very end of the reply      ACTION: add[2, 3]\\nObs
+    an `Observation` label at the start of a line       ...]\\n**Observation 1:** 42
+    a capitalised `Observation:` later on a line        ACTION: add[2, 3] Observation: 5
+    a partial label at the very end, at a line start    ACTION: add[2, 3]\\nObs
+      or right after a closing bracket                  ACTION: add[2, 3] Observ
+
+and never what the model wrote on purpose:
+
+    the inside of a <think> block, or of an unclosed    <think>the Observation: will say</think>
+      <think> that runs to the end (and all before a lone </think>: its opening was in the prompt)
+    the inside of a bracketed action input that closes  ACTION: python[print('Observation: done')]
+    a label later on a line that is an answer or an     FINAL: the log said Observation: none
+      Action Input                                      Action Input: print('Observation: done')
+    a word at the end of a sentence                     FINAL: Streaming software: OBS
+
+An input that never closes is cut like any other text: the parser then reads it as not closed
+(`Action.closed` is False), and the loop does not run a truncated input. After passing over 64
+labels written on purpose, the guard cuts at the next one: a reply that quotes the label that
+often is junk, and the cost stays linear.
+
+STOP_SEQUENCES, sent to servers as `stop`: a server cuts at them blindly, inside an input or an
+answer alike, and what it cuts is lost for good; the guard here is the real cut and `stop` only
+saves tokens. So each sequence is a whole observation label at the start of a line, where the
+guard would cut too: the protocol's own `OBSERVATION:`, LangChain's `Observation:` and its bold
+markdown form. The bare `Observation:` of earlier versions fired inside inputs and answers
+(`python[print('Observation: done')]` ran as `print('`), and a prefix without its colon
+("\\nObservation") fires on a line that starts with "Observations show"; a numbered label
+("Observation 2:") is left to the guard. Three, under the Chat API's limit of four.
 
 All functions are pure and run in time linear in the input.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import regex
 
-# The Chat API takes at most four. Bare labels catch the label anywhere; the newline forms catch
-# numbered or decorated labels ("Observation 1:", "OBSERVATION**:") at the start of a line.
-STOP_SEQUENCES: tuple[str, ...] = ("OBSERVATION:", "Observation:", "\nObservation", "\nOBSERVATION")
+STOP_SEQUENCES: tuple[str, ...] = ("\nOBSERVATION:", "\nObservation:", "\n**Observation:**")
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+class Searcher(Protocol):
+    """A compiled pattern of either engine (`re` or the regex module)."""
+
+    def search(self, string: str, pos: int = ..., endpos: int = ...) -> re.Match[str] | regex.Match[str] | None: ...
+
 
 _DECOR = r"[ \t>#*_\-]{0,12}"
-_LINE_LABEL = rf"(?im:^{_DECOR}observation(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}[:：])"
-_INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}[:：]"
-# Two patterns, not one alternation: the regex module scans each far faster alone.
-_FULL = (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL))
+_OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would make every search slow
+# Searched in the text with full-width colons made ASCII (`_colons`): with a literal colon in the
+# pattern, the regex module looks for colons first.
+_LINE_LABEL = rf"(?m:^{_DECOR}{_OBSERVATION}(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:)"
+_INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
+# Two patterns, not one alternation: the regex module scans each far faster alone. Each is compiled
+# twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
+_FULL: tuple[tuple[Searcher, Searcher], ...] = (
+    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL)),
+    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL)),
+)
+SHORT = 4096  # characters: a reply up to this long is searched with `re`
+# A line whose text is an answer or an input: a label later on it is part of what was written.
+_WRITTEN_LINE = re.compile(
+    rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|action[ \t_]+input|tool[ \t_]+input)"
+    r"(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：]"
+)
 # A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV".
 _PREFIXES = "bs|bse|bser|bserv|bserva|bservat|bservati|bservatio|bservation"
 _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the end
-    rf"(?r)(?:(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))|[ \t]O(?i:{_PREFIXES}))"
-    r"[ \t]*\d{0,4}[ \t*_]{0,6}$"
+    rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
 _TAIL = 64  # the partial pattern never spans more than this many characters
+_SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
+# Where a bracketed action input opens: an action label, a few words, then "[" or "(".
+_INPUT_OPEN = re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]")
+_BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
+_FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
+_CLOSE_AFTER_FENCE = {c: re.compile(rf"[ \t]*\n?[ \t]*{re.escape(c)}") for c in "])"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +95,12 @@ class Cut:
 
 
 def cut(text: str) -> Cut:
-    """Cut `text` at the first hallucinated observation. Idempotent: cut(cut(t).kept) keeps the same."""
-    end = _first_label(text)
+    """Cut `text` at the first made-up observation. Idempotent: cut(cut(t).kept) keeps the same."""
+    spans = thinking(text)
+    end = _first_label(_colons(text), 0, spans, pending=False)
     # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
-    while True:
-        start = max(0, end - _TAIL)
-        tail = _PARTIAL.search(text, start, end)
+    while not _inside(spans, end - 1) and "obs" in text[max(0, end - _TAIL) : end].lower():
+        tail = _PARTIAL.search(text, max(0, end - _TAIL), end)
         if tail is None:
             break
         # Keep a closing bracket that the partial pattern used as its left anchor.
@@ -59,40 +112,169 @@ def is_cut(text: str, since: int = 0) -> bool:
     """Whether a full observation label begins in `text` at or after `since` (for streaming).
 
     Streaming callers pass `since` a little before the new chunk so each check costs the chunk's
-    length, not the whole reply's.
+    length, not the whole reply's. Thinking is ignored, and so is an action input still open (it
+    may yet close).
     """
-    return _first_label(text, max(0, since)) < len(text)
-
-
-def _first_label(text: str, since: int = 0) -> int:
-    """Where the first full observation label starts, or len(text)."""
-    starts = [m.start() for m in (p.search(text, since) for p in _FULL) if m is not None]
-    return min(starts, default=len(text))
+    return _first_label(_colons(text), max(0, since), thinking(text), pending=True) < len(text)
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
-    """(the text inside <think> blocks, the text without them). A lone </think>: all before it is reasoning."""
-    reasoning: list[str] = []
-    close = text.find("</think>")
-    first_open = text.find("<think>")
-    if close != -1 and (first_open == -1 or close < first_open):
-        reasoning.append(text[:close])
-        text = text[close + len("</think>") :]
-    parts: list[str] = []
+    """(the text inside think blocks, joined by newlines; the text with the blocks removed).
+
+    An unclosed <think> runs to the end; everything before a lone </think> is reasoning.
+    """
+    inner: list[str] = []
+    outer: list[str] = []
     pos = 0
-    while (start := text.find("<think>", pos)) != -1:
-        parts.append(text[pos:start])
-        end = text.find("</think>", start)
-        if end == -1:
-            reasoning.append(text[start + len("<think>") :])
-            pos = len(text)
-            break
-        reasoning.append(text[start + len("<think>") : end])
-        pos = end + len("</think>")
-    parts.append(text[pos:])
-    return "\n".join(r.strip("\n") for r in reasoning), "".join(parts)
+    for start, end in thinking(text):
+        outer.append(text[pos:start])
+        body_start = start + len(THINK_OPEN) if text.startswith(THINK_OPEN, start) else start
+        body_end = end - len(THINK_CLOSE) if text.endswith(THINK_CLOSE, 0, end) else end
+        if body := text[body_start:body_end].strip():
+            inner.append(body)
+        pos = end
+    outer.append(text[pos:])
+    return "\n".join(inner), "".join(outer)
 
 
 def stopped_in_thinking(text: str) -> bool:
-    """Whether `text` ends inside an unclosed <think> block."""
-    return text.rfind("<think>") > text.rfind("</think>")
+    """Whether `text` ends inside an unclosed <think> block (the reply stopped mid-thought)."""
+    opened = text.rfind(THINK_OPEN)
+    return opened != -1 and text.find(THINK_CLOSE, opened) == -1
+
+
+def thinking(text: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of the think blocks in `text`, tags included, in order.
+
+    A block that never closes runs to the end; a lone </think> before any <think> makes a block of
+    everything before it.
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    first_close = text.find(THINK_CLOSE)
+    if first_close != -1:
+        first_open = text.find(THINK_OPEN, 0, first_close)
+        if first_open == -1:
+            pos = first_close + len(THINK_CLOSE)
+            spans.append((0, pos))
+    while (start := text.find(THINK_OPEN, pos)) != -1:
+        close = text.find(THINK_CLOSE, start + len(THINK_OPEN))
+        if close == -1:
+            spans.append((start, len(text)))
+            break
+        pos = close + len(THINK_CLOSE)
+        spans.append((start, pos))
+    return spans
+
+
+def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
+    """The index just past the bracket that closes the one at `open_at`, or None if none does.
+
+    Brackets of the same kind are balanced; a fenced input (tool[```...```]) may hold unbalanced
+    ones. Only text before `limit` is read.
+    """
+    limit = len(text) if limit is None else limit
+    opener = text[open_at]
+    closer = "]" if opener == "[" else ")"
+    pos = open_at + 1
+    fence = _FENCE_OPEN.match(text, pos, min(limit, pos + 64))
+    if fence is not None:
+        ticks = fence.group("fence")
+        end_fence = text.find("\n" + ticks, fence.end(), limit)
+        if end_fence != -1:
+            after = end_fence + 1 + len(ticks)
+            m = _CLOSE_AFTER_FENCE[closer].match(text, after, limit)
+            if m is not None:
+                return int(m.end())
+    if text.find(closer, pos, limit) == -1:  # the common case of a 100 KB "[[[[": no scan
+        return None
+    depth = 1
+    for run in _BRACKET_RUNS[opener].finditer(text, pos, limit):  # a run of brackets at a time
+        size = run.end() - run.start()
+        if text[run.start()] == opener:
+            depth += size
+        elif size >= depth:
+            return int(run.start()) + depth
+        else:
+            depth -= size
+    return None
+
+
+def _colons(text: str) -> str:
+    """`text` with full-width colons made ASCII: the same length, so the same positions."""
+    return text.replace("：", ":") if "：" in text else text
+
+
+def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
+    """Whether `pos` lies in one of the (sorted, disjoint) spans."""
+    i = bisect.bisect_right(spans, pos, key=_start) - 1
+    return i >= 0 and spans[i][0] <= pos < spans[i][1]
+
+
+def _start(span: tuple[int, int]) -> int:
+    return span[0]
+
+
+def _inputs(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int | None]]:
+    """The bracketed action inputs, in order: (where the bracket opens, just past where it closes,
+    or None for an input that never closes, which is the last one)."""
+    pos = 0
+    while (m := _INPUT_OPEN.search(text, pos)) is not None:
+        if _inside(spans, m.start()):
+            pos = m.end()
+            continue
+        end = input_end(text, m.end() - 1)
+        yield m.end() - 1, end
+        if end is None:
+            return
+        pos = end
+
+
+def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending: bool) -> int:
+    """Where the first observation label at or after `since` starts that the guard cuts at, or len(text).
+
+    `pending`: an input that has not closed (yet) protects what follows its bracket.
+    """
+    if "observation" not in text[since:].lower():  # the common case: no label at all
+        return len(text)
+    patterns = _FULL[len(text) > SHORT]
+    found: list[tuple[int, re.Match[str] | regex.Match[str] | None]] = [(-1, None), (-1, None)]
+    inputs: Iterator[tuple[int, int | None]] | None = None
+    current: tuple[int, int | None] | None = None
+    pos = since
+    for _ in range(_SKIPS + 1):
+        starts = []
+        for i, pattern in enumerate(patterns):
+            origin, m = found[i]
+            if origin == -1 or (m is not None and m.start() < pos):  # a pattern that found none stays done
+                m = pattern.search(text, pos)
+                found[i] = (pos, m)
+            if m is not None:
+                starts.append(m.start())
+        if not starts:
+            return len(text)
+        at = min(starts)
+        # Inside thinking: go on after the block.
+        if _inside(spans, at):
+            pos = spans[bisect.bisect_right(spans, at, key=_start) - 1][1]
+            continue
+        # Later on a line that is an answer or an Action Input: go on at the next line.
+        line_start = text.rfind("\n", 0, at) + 1
+        if line_start < at and _WRITTEN_LINE.match(text, line_start, at):
+            next_line = text.find("\n", at)
+            pos = len(text) if next_line == -1 else next_line
+            continue
+        # Inside a bracketed input that closes (or, when pending, that has not closed yet).
+        if inputs is None:
+            inputs = _inputs(text, spans)
+            current = next(inputs, None)
+        while current is not None and current[1] is not None and current[1] <= at:
+            current = next(inputs, None)
+        if current is not None and current[0] < at:
+            if current[1] is not None:
+                pos = current[1]
+                continue
+            if pending:
+                return len(text)
+        return at
+    return at  # past _SKIPS labels written on purpose, the next one is cut at: such a reply is junk

@@ -71,7 +71,12 @@ class History:
     def add_reply(self, text: str, step: int, directive: str = "") -> int:
         """Record what the model wrote (what was acted on); returns its local cost. `directive`
         is its directive line, kept when the reply is elided."""
-        piece = text.strip() if self.chat else f"{THOUGHT_CUE}{text.rstrip()}\n"
+        if self.chat:
+            piece = text.strip()
+        elif text.lstrip().startswith(THOUGHT_CUE):  # the model wrote the label again (after a <think> block)
+            piece = f"{text.strip()}\n"
+        else:
+            piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
         cost = self._add("reply", "assistant", piece, step, directive)
         self.tokens += cost
         return cost
@@ -152,7 +157,11 @@ class History:
 
     def _shrink(self, entry: _Entry) -> bool:
         if entry.kind == "observation":
-            note = prompting.render("history/elided_observation", step=entry.step, tokens=entry.tokens)
+            action = next((e.short for e in self._entries if e.kind == "reply" and e.step == entry.step), "")
+            source = action.removeprefix("ACTION: ") or f"step {entry.step}"
+            if len(source) > _DIRECTIVE_MAX:
+                source = source[: _DIRECTIVE_MAX - 1] + "…"
+            note = prompting.render("history/elided_observation", source=source, tokens=entry.tokens)
             text = self.observation_piece(note)
         else:
             short = entry.short if len(entry.short) <= _DIRECTIVE_MAX else entry.short[: _DIRECTIVE_MAX - 1] + "…"

@@ -179,6 +179,10 @@ class Run(_Driven):
                     event = _perform(agent, command)
                     span.record(event)
                 command = self._episode.send(event)
+        except StopIteration as exc:  # raised by a model or an approver: it must not end the iteration quietly
+            error = RuntimeError(f"{type(exc).__name__} escaped from the model or the approver")
+            self._spans.fail(error)
+            raise error from exc
         except BaseException as exc:
             self._spans.fail(exc)
             raise

@@ -1,31 +1,56 @@
-"""Read a model's reply: `parse(text) -> Action | Final | ParseError`. Never raises; linear time.
+"""Read a model's reply: `parse(text, tools=names) -> Action | Final | ParseError`. Never raises; linear time.
 
 The canonical form, and what the tolerant default also reads:
 
-    reply     := [<think>...</think>] section* [hallucinated observation ...]
+    reply     := [<think>...</think>] section* [made-up observation ...]
     section   := label ":" body                 labels at a line start, any case, with markdown
                                                  decoration ("**Action 2:**", "### Thought:")
     label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL INPUT | FINAL [ANSWER] | ANSWER
                  (and the same words in Spanish, French, German and Chinese)
     ACTION    := tool "[" input "]" junk?        balanced brackets; input may span lines, sit in a
                                                  code fence or in quotes; "(" ")" also accepted
-               | tool  then  ACTION INPUT: input  (LangChain/MRKL, Haystack's Tool/Tool Input)
-               | JSON blob                        {"action": t, "action_input": i} and kin
-               | Finish[answer]                   the ReAct paper's final answer
+               | tool ["(" description ")"]  ACTION INPUT: input     (LangChain/MRKL, Haystack)
+               | JSON blob, bare or fenced        {"action": t, "action_input": i} and kin
+               | Finish[answer]                   the ReAct paper's final answer (also answer[...],
+                                                 final_answer[...], Final Answer + Action Input)
+               | None  then  FINAL ANSWER: ...    "no action" (None, N/A, "I have the final answer")
+                                                 followed by the answer is the answer
 
-With no labelled directive, a JSON action blob anywhere in the reply is read. Upper-case `ACTION:` and
-`FINAL:` (and `Action:`, `Final Answer:`) also count in the middle of a line. The first directive
-wins; the text after it is returned as `discarded`. Everything from a hallucinated observation on is
-cut first (see `guard`).
+With no labelled directive, a JSON action blob anywhere in the reply is read. Upper-case `ACTION:`
+and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`) also count later on
+a line, after a space or glued to a sentence ("...search.Action:SearchToolAction Input:{...}").
+The first directive wins; the text after it is returned as `discarded`, exactly as written.
+Thinking is dropped (of an unclosed <think>, only the tag) and everything from a made-up
+observation on is cut first (see `guard`).
+
+What an action carries:
+- `tool`: a registered name when `tools` are given and one matches where a name is expected
+  (exactly, then ignoring case; the registered spelling is returned), so names may hold spaces,
+  hyphens, dots and any letters ("Wikipedia Research Tool", `fs.read_file`, `加法`); otherwise an
+  identifier, as written. `Finish`, `answer`, `final_answer` (and `final`) name the final answer
+  only when no tool of that name is registered.
+- `input`: as written, after unwrapping one code fence and one pair of quotes around the whole
+  input. A JSON object or array stays JSON text (in a blob, the text of that value); a blob input
+  that is a JSON string is that string's text (OpenAI-style `"arguments": "{\\"a\\": 1}"`). An
+  `Action Input:` written as a Python literal (`{'a': 1}`) is kept as written too: the parser knows
+  no signatures, the binder reads JSON and Python literals alike. An empty `Action Input:` is "".
+- `closed`: False when the input had no definite end: a bracket never closed, an `Action Input:`
+  that runs to the very end of the reply with no line break after it, a fence never closed.
 
 `parse(text, strict=True)` reads only the canonical form: upper-case labels at a line start, no
-decoration, `tool[input]` with nothing after the closing bracket.
+decoration, `tool[input]` with nothing after the closing bracket (a registered name exactly as
+registered, or an identifier).
+
+Speed: a canonical reply is matched by one anchored regular expression first (a few microseconds);
+everything else goes through the sections. Every search is bounded or advances, so a reply costs
+time linear in its length (bench/parser_speed.py measures both).
 """
 
 from __future__ import annotations
 
-import heapq
+import functools
 import json
+import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -50,205 +75,542 @@ for _kind, _words in {
     for _word in _words.split():
         _LABELS[_word] = _kind  # type: ignore[assignment]
 
-_LABEL_WORDS = "|".join(w.replace("_", r"[ \t_]+") for w in sorted(_LABELS, key=len, reverse=True))
+
+_Trie = dict[str, "_Trie"]
+
+
+def _any_case(words: list[str]) -> str:
+    """An alternation of `words` in any case, written out as a trie of character classes.
+
+    `(?i)` would do, but the regex module then tries every position of the reply; spelled out, it
+    looks for the required colon first, and a 100 KB reply without labels costs microseconds.
+    "_" in a word stands for any run of spaces, tabs or underscores.
+    """
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word.casefold():
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _alternation(trie)
+
+
+def _alternation(node: _Trie) -> str:
+    branches = []
+    for char, child in sorted(node.items()):
+        if char == "_":
+            branches.append(r"[ \t_]+" + _alternation(child))
+        elif char:
+            upper = char.upper()
+            either = len(upper) == 1 and upper != char
+            branches.append((f"[{upper}{char}]" if either else regex.escape(char)) + _alternation(child))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if "" in node else body
+
+
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
-# At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". (Two patterns, not one
-# alternation: the regex module scans each far faster alone.)
-_LINE_LABEL = regex.compile(
-    rf"(?im:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_LABEL_WORDS}){_NUMBER}"
-    r"[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*)"
+# At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
+# with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
+# module scans each far faster alone.)
+
+
+def _line_label(words: list[str]) -> str:
+    return (
+        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}){_NUMBER}"
+        r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*)"
+    )
+
+
+# Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
+# sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
+_INLINE_WORDS = ["Action Input", "Tool Input", "Final Answer", "Action", "ACTION", "FINAL ANSWER", "FINAL"]
+
+
+def _inline_label(words: list[str]) -> str:
+    alternatives = "|".join(w.replace(" ", r"[ \t]+") for w in words)
+    return rf"(?<=[ \t.,;!?)\]\"'`*a-z0-9])(?P<word>{alternatives})[ \t]*:[ \t]*"
+
+
+def _compiled(line: str, inline: str) -> tuple[tuple[guard.Searcher, guard.Searcher], ...]:
+    """Each pattern compiled twice: `re` is faster per call on a short reply, the regex module far
+    faster on a long one (guard.SHORT says which is which)."""
+    return (re.compile(line), re.compile(inline)), (regex.compile(line), regex.compile(inline))
+
+
+_LABEL_PATTERNS = _compiled(_line_label(list(_LABELS)), _inline_label(_INLINE_WORDS))
+# Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
+# for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
+_DIRECTIVE_PATTERNS = _compiled(
+    _line_label([w for w, kind in _LABELS.items() if kind in ("action", "final")]),
+    _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
 )
-# Later on a line, only in the canonical capitals or title case: "THOUGHT: ... ACTION: x[y]".
-_INLINE_LABEL = regex.compile(r"(?<=[ \t])(?P<word>ACTION|FINAL|FINAL ANSWER|Action|Final Answer)[ \t]*:[ \t]*")
-_TOOL = regex.compile(r"[`'\"*]{0,3}(?P<tool>[A-Za-z_][\w.\-]{0,63})[ \t]*(?P<open>[\[(])")
-_BARE_TOOL = regex.compile(r"[`'\"*]{0,3}(?P<tool>[A-Za-z_][\w.\-]{0,63})[`'\"*.]{0,3}[ \t]*(?:\n|$)")
-_FENCE = regex.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
+_SECTIONS = 64
+_SPACES = re.compile(r"[ \t_]+")
+_DECORATION = re.compile(r"[`'\"*]{0,3}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
+_TRAILING_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}[ \t]*\Z")
+_OPEN = re.compile(r"[ \t]*[\[(]")
+_BRACKET = re.compile(r"[\[(]")
+# What leads from a tool name to its input label: a description in parentheses, decoration, line
+# breaks, then "Action Input:" / "Tool Input:" / "Input:" (also when glued: "SearchToolAction Input:").
+_INPUT_LABEL = re.compile(
+    rf"(?i)[`'\"*.]{{0,3}}[ \t]*(?:\([^()\n]{{0,200}}\))?[ \t*_`'\".]*(?:\n[ \t]*)*{_DECOR}"
+    r"(?:(?:action|tool)[ \t_]*)?input(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*"
+)
+# "Action: None", "Action: I have the final answer": no tool, the answer follows.
+_NO_ACTION = re.compile(
+    r"(?i)[\s`'\"*]*(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]+(?:needed|required))?"
+    r"|(?:[^\n]{0,40}[ \t])?final[ \t]+answer)[\s`'\".*!]*"
+)
+_NO_TOOLS = frozenset({"none", "n/a", "na", "null", "nil", "nothing"})
+_FENCE = re.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
+_FENCE_TAIL = re.compile(r"[ \t]*\n?[ \t]*(?:`{3,}|~{3,})")
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
-_BRACKET_RUNS = {"[": regex.compile(r"\[+|\]+"), "(": regex.compile(r"\(+|\)+")}
-_LABEL_LIKE = regex.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
-_SPACES = regex.compile(r"[ \t_]+")
-_FENCE_OPEN = regex.compile(r"[ \t]*\n?(?P<fence>`{3,})")
-_CLOSE_AFTER_FENCE = {c: regex.compile(rf"[ \t]*\n?[ \t]*{regex.escape(c)}") for c in "])"}
-_STRICT_TOOL = regex.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
+_JSON_NESTED = 2048  # a JSON object up to this size is also searched inside for a blob
+_CALL_TRIES = 8  # at most this many brackets on an action line are tried as a call
+_LABEL_LIKE = re.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
+_BARE_LABEL = re.compile(r"[^\W\d]\w{0,30}[ \t]*[:：]")
+_STRICT_TOOL = re.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
 _STRICT = regex.compile(r"(?m)^(?P<word>THOUGHT|ACTION|FINAL):[ \t]?")
+# The canonical reply, read in one match (the `re` module: faster than `regex` for this). Nothing in
+# it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
+# tolerant path would (a property test checks it); anything else takes that path. Possessive
+# repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
+_CANONICAL = re.compile(
+    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
+    r"(?:ACTION:[ \t]*(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
+    r"|FINAL:[ \t]*(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
+)
+_QUOTES = "\"'`"
+_Match = re.Match[str] | regex.Match[str]
 
 
 @dataclass(frozen=True, slots=True)
 class _Section:
     kind: Kind
+    label: int  # where the label begins
     start: int  # where the body begins
     end: int  # where the body ends (the next label, or the end of the reply)
 
 
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """The registered tool names, for matching where a name is expected."""
+
+    exact: frozenset[str]
+    longest_first: tuple[str, ...]
+    folded: dict[str, str]  # casefolded -> the registered spelling
+    by_initial: dict[str, tuple[str, ...]]  # casefolded first letter -> names, longest first
+
+    def lookup(self, name: str) -> str:
+        """The registered spelling of `name` (exact, then ignoring case), or `name` as written."""
+        return name if name in self.exact else self.folded.get(name.casefold(), name)
+
+    def registered(self, name: str) -> bool:
+        return name in self.exact
+
+    def at(self, text: str, pos: int) -> tuple[str, int] | None:
+        """The longest registered name written at `pos` (any case), and the index after it."""
+        for name in self.by_initial.get(text[pos : pos + 1].casefold(), ()):
+            end = pos + len(name)
+            written = text[pos:end]
+            if written != name and written.casefold() != name.casefold():
+                continue
+            if end < len(text) and _word_char(name[-1]) and _word_char(text[end]):
+                continue  # "add" is not the start of "address"
+            return name, end
+        return None
+
+    def ending(self, text: str) -> str | None:
+        """The longest registered name that `text` ends with (any case), after a non-word character."""
+        folded = text.casefold()
+        for name in self.longest_first:
+            if folded.endswith(name.casefold()):
+                before = len(text) - len(name)
+                if before <= 0 or not (_word_char(text[before - 1]) and _word_char(name[0])):
+                    return name
+        return None
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+@functools.lru_cache(maxsize=64)
+def _names(tools: tuple[str, ...]) -> _Names:
+    folded: dict[str, str] = {}
+    by_initial: dict[str, list[str]] = {}
+    for name in tools:
+        folded.setdefault(name.casefold(), name)
+        if name:
+            by_initial.setdefault(name[0].casefold(), []).append(name)
+    ordered = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in by_initial.items()}
+    return _Names(frozenset(tools), tuple(sorted(set(tools), key=len, reverse=True)), folded, ordered)
+
+
 def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
-    """Read one reply. Returns a ParseError (never raises) for a reply it cannot read."""
-    text = guard.cut(_drop_thinking(text)).kept
-    if not text.strip():
+    """Read one reply. Returns a ParseError (never raises) for a reply it cannot read.
+
+    `tools`: the registered tool names, matched wherever a name is expected.
+    """
+    names = _names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if not strict and (fast := _canonical(text, names)) is not None:
+        return fast
+    readable, pieces = _readable(text)
+    if not readable.strip():
         return _error("empty")
-    return _parse_strict(text) if strict else _parse_tolerant(text)
+    parsed = _parse_strict(readable, names) if strict else _parse_tolerant(readable, names)
+    if isinstance(parsed, ParseError) or readable == text:
+        return parsed
+    # `discarded` is a suffix of what was read; make it the same suffix of the reply as written.
+    discarded = text[_position(pieces, len(readable) - len(parsed.discarded)) :]
+    if isinstance(parsed, Final):
+        return Final(parsed.answer, parsed.thought, discarded)
+    return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
 def _error(reason: ParseErrorReason, thought: str = "") -> ParseError:
     return ParseError(reason, prompting.render(f"errors/{reason}"), thought)
 
 
-def _drop_thinking(text: str) -> str:
-    """Remove <think>...</think> blocks, and all before a lone </think> (its opening was in the prompt)."""
-    lone_close = text.find("</think>")
-    first_open = text.find("<think>")
-    if lone_close != -1 and (first_open == -1 or lone_close < first_open):
-        text = text[lone_close + len("</think>") :]
-    parts: list[str] = []
+def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The reply without its thinking and cut by the guard, and the (start, end) pieces of `text`
+    it is made of.
+
+    Closed think blocks go, and all before a lone </think>; of an unclosed <think> only the tag
+    goes (a small model that opens a block and never closes it writes its protocol there).
+    """
+    pieces: list[tuple[int, int]] = []
     pos = 0
-    while (start := text.find("<think>", pos)) != -1:
-        close = text.find("</think>", start)
-        if close == -1:  # never closed: keep the text, drop the tag
-            parts.append(text[pos:start])
-            pos = start + len("<think>")
-            break
-        parts.append(text[pos:start])
-        pos = close + len("</think>")
-    parts.append(text[pos:])
-    return "".join(parts)
+    if guard.THINK_OPEN in text or guard.THINK_CLOSE in text:
+        for start, end in guard.thinking(text):
+            pieces.append((pos, start))
+            closed = text.endswith(guard.THINK_CLOSE, 0, end)
+            pos = end if closed else start + len(guard.THINK_OPEN)
+    pieces.append((pos, len(text)))
+    readable = text if pos == 0 else "".join(text[a:b] for a, b in pieces)
+    return guard.cut(readable).kept, pieces
+
+
+def _position(pieces: list[tuple[int, int]], index: int) -> int:
+    """Where `index` of the readable text lies in the reply."""
+    seen = 0
+    for start, end in pieces:
+        if index <= seen + end - start:
+            return start + index - seen
+        seen += end - start
+    return pieces[-1][1]
+
+
+def _canonical(text: str, names: _Names | None) -> Action | Final | None:
+    """The canonical reply, read fast; None for anything else (the tolerant path then reads it)."""
+    m = _CANONICAL.match(text) if len(text) <= guard.SHORT else None
+    if m is None:
+        return None
+    thought = _plain(m.group("thought") or "")
+    if thought is None:
+        return None
+    if (raw := m.group("answer")) is not None:
+        answer = _plain(raw)
+        if not answer or answer[-1] in _QUOTES:
+            return None
+        return Final(answer, thought, text[m.start("answer") + len(raw.rstrip(" \t")) :])
+    tool, value = m.group("tool"), _plain(m.group("input"))
+    if value is None or value[:1] in _QUOTES or value[-1:] in _QUOTES:
+        return None
+    if names is not None:
+        tool = names.lookup(tool)
+        if not names.registered(tool):
+            return None
+    return _directive(tool, value, thought, m.group("rest"), True, names)
+
+
+def _plain(raw: str) -> str | None:
+    """`raw` without its spaces and tabs around, or None when the tolerant reading could differ
+    (other whitespace around it; a leading "*" or "_" that a label may take as decoration)."""
+    value = raw.strip(" \t")
+    return value if value == value.strip() and value[:1] not in ("*", "_") else None
 
 
 # --- the tolerant default -------------------------------------------------------------------------
 
 
-def _sections(text: str) -> Iterator[_Section]:
-    """The labelled sections of a reply, in order, found lazily: parsing stops at the first directive."""
-    labels = heapq.merge(_LINE_LABEL.finditer(text), _INLINE_LABEL.finditer(text), key=lambda m: m.start())
-    previous: tuple[Kind, int] | None = None  # the kind and body start of the section being read
-    end = -1
-    for m in labels:
-        if m.start() < end:  # the same label found by both patterns
-            continue
-        end = m.end()
-        if previous is not None:
-            yield _Section(previous[0], previous[1], m.start())
-        previous = (_LABELS.get(_SPACES.sub("_", m.group("word").casefold()), "final"), m.end())
-    if previous is not None:
-        yield _Section(previous[0], previous[1], len(text))
+class _Labels:
+    """The labels of a reply, found lazily from any position (each pattern searched once per advance)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
+        self.long = len(text) > guard.SHORT
+        self.patterns = _LABEL_PATTERNS[self.long]
+        self.found: list[tuple[int, _Match | None]] = [(-1, None), (-1, None)]
+
+    def next_directive(self, pos: int) -> _Match | None:
+        """The first action or answer label that starts at or after `pos` (one search each)."""
+        found = [m for p in _DIRECTIVE_PATTERNS[self.long] if (m := p.search(self.text, pos)) is not None]
+        return min(found, key=_match_start, default=None)
+
+    def next(self, pos: int) -> _Match | None:
+        """The first label that starts at or after `pos`."""
+        best: _Match | None = None
+        for i, pattern in enumerate(self.patterns):
+            origin, m = self.found[i]
+            if origin == -1 or origin > pos or (m is not None and m.start() < pos):
+                m = pattern.search(self.text, pos)
+                self.found[i] = (pos, m)
+            if m is not None and (best is None or m.start() < best.start()):
+                best = m
+        return best
 
 
-def _parse_tolerant(text: str) -> Parsed:
-    thoughts: list[str] = []
-    sections = _sections(text)
-    section = next(sections, None)
-    while section is not None:
-        following = next(sections, None)
-        body = text[section.start : section.end]
+def _match_start(m: _Match) -> int:
+    return m.start()
+
+
+def _label_kind(m: _Match) -> Kind:
+    return _kind_of(m.group("word"))
+
+
+@functools.lru_cache(maxsize=256)
+def _kind_of(word: str) -> Kind:
+    return _LABELS.get(_SPACES.sub("_", word.casefold()), "final")
+
+
+def _sections(text: str, labels: _Labels) -> Iterator[_Section]:
+    """The labelled sections of a reply, in order, found lazily: parsing stops at the first directive.
+
+    After _SECTIONS sections that are no directive, the next directive is searched for directly.
+    """
+    m = labels.next(0)
+    others = 0
+    while m is not None:
+        following = labels.next(m.end())
+        kind = _label_kind(m)
+        yield _Section(kind, m.start(), m.end(), following.start() if following is not None else len(text))
+        if kind not in ("action", "final"):
+            others += 1
+            if others >= _SECTIONS and following is not None:
+                following = labels.next_directive(following.start())
+        m = following
+
+
+def _parse_tolerant(text: str, names: _Names | None) -> Parsed:
+    labels = _Labels(text)
+    thoughts: list[str] | None = None  # None until a thought label is seen
+    sections = _sections(text, labels)
+    for section in sections:
         if section.kind == "thought":
-            thoughts.append(body.strip())
-        elif section.kind in ("final", "action"):
-            thought = "\n".join(t for t in thoughts if t) or text[: _label_start(text, section)].strip()
-            if section.kind == "action":
-                return _read_action(text, section, following, thought)
-            answer, chatter = _answer(body)
-            if not answer:
-                return _error("empty_answer", thought)
-            return Final(answer, thought, "\n\n".join(p for p in (chatter, text[section.end :].strip()) if p))
-        section = following
-    blob = _json_directive(text, 0, len(text))
+            if thoughts is None:
+                thoughts = []
+            if len(thoughts) < _SECTIONS:
+                thoughts.append(text[section.start : section.end].strip())
+            continue
+        if section.kind not in ("final", "action"):
+            continue
+        thought = text[: section.label].strip() if thoughts is None else "\n".join(t for t in thoughts if t)
+        if section.kind == "final":
+            return _read_final(text, section, thought)
+        found = _read_action(text, section, labels, thought, names)
+        if _no_action(text, section, found, names):
+            # "Action: None" / "Action: I have the final answer", then the answer.
+            for later in sections:
+                if later.kind == "final":
+                    return _read_final(text, later, thought)
+                if later.kind not in ("input", "thought"):
+                    break
+        return found
+    blob = _json_directive(text, 0, len(text), "", names)
     if blob is not None:
         return blob
-    return _error("no_directive", "\n".join(thoughts) or text.strip())
+    return _error("no_directive", "\n".join(t for t in thoughts if t) if thoughts else text.strip())
 
 
-def _answer(body: str) -> tuple[str, str]:
-    """The answer of a FINAL section, and the chatter after it.
+def _no_action(text: str, section: _Section, found: Parsed, names: _Names | None) -> bool:
+    """Whether an action section says there is no action (and so the answer may follow)."""
+    if isinstance(found, Action):
+        return found.tool.casefold() in _NO_TOOLS and not (names is not None and names.registered(found.tool))
+    if isinstance(found, Final):
+        return False
+    line_end = text.find("\n", section.start, section.end)
+    line_end = section.end if line_end == -1 else line_end
+    return line_end - section.start <= 80 and _NO_ACTION.fullmatch(text, section.start, line_end) is not None
+
+
+def _read_final(text: str, section: _Section, thought: str) -> Final | ParseError:
+    answer, end = _answer(text, section.start, section.end)
+    if not answer or _only_labels(answer):
+        return _error("empty_answer", thought)
+    return Final(answer, thought, text[end:])
+
+
+def _answer(text: str, start: int, end: int) -> tuple[str, int]:
+    """The answer of a FINAL section, and where it ends in `text`.
 
     A one-line answer followed by a blank line or by a label-like line ("RESULT: ...") is
     complete: small models keep talking after it ("FINAL: 2192\n\nThe answer is 2192."). An answer
     that goes on over several plain lines, or whose first line introduces what follows
     ("Here are the steps:"), is kept whole.
     """
+    body = text[start:end]
     answer = _unwrap(body)
     first, newline, rest = answer.partition("\n")
     first = first.strip()
     if newline and first and not first.endswith(":") and (rest.startswith("\n") or _LABEL_LIKE.match(rest)):
-        return first, rest.strip()
-    return answer, ""
+        return first, start + body.find(first) + len(first)
+    return answer, start + len(body.rstrip())
 
 
-def _label_start(text: str, section: _Section) -> int:
-    """Where the label that opens `section` begins (the start of its line)."""
-    return max(0, text.rfind("\n", 0, section.start))
+def _only_labels(answer: str) -> bool:
+    """An "answer" that is nothing but bare labels ("FINISH:\n\nFINISH:") holds no answer."""
+    if ":" not in answer and "：" not in answer:
+        return False
+    if not _BARE_LABEL.fullmatch(answer.partition("\n")[0].strip()):
+        return False
+    return all(_BARE_LABEL.fullmatch(line.strip()) for line in answer.splitlines() if line.strip())
 
 
-def _read_action(text: str, section: _Section, following: _Section | None, thought: str) -> Parsed:
-    body = text[section.start : section.end]
-    lead = len(body) - len(body.lstrip())
-    start = section.start + lead
-    stripped = _unwrap(body)
-    if stripped.startswith("{"):
-        found = _json_directive(stripped, 0, len(stripped), thought)
+def _read_action(text: str, section: _Section, labels: _Labels, thought: str, names: _Names | None) -> Parsed:
+    start = min(_skip_space(text, section.start), section.end)
+    brace = _blob_start(text, start, section.end)
+    if brace is not None:  # a JSON blob, bare or fenced (LangChain structured chat, smolagents)
+        found = _decoded_blob(text, brace, thought, names)
         return found if found is not None else _error("bad_action", thought)
+    name = _name_at(text, start, section.end, names)
+    if name is not None:
+        tool, after = name
+        label = _INPUT_LABEL.match(text, after)
+        if label is not None:  # tool [(description)] then Action Input: value (LangChain/MRKL)
+            return _labelled_input(text, tool, label.end(), labels, thought, names)
+        opening = _OPEN.match(text, after, section.end)
+        if opening is not None:  # tool[input]
+            return _bracketed(text, tool, opening.end() - 1, section, thought, names)
+    call = _call_in_line(text, start, section.end, section, thought, names)
+    if call is not None:  # "I will use calculator[17*23]"
+        return call
     line_end = text.find("\n", start, section.end)
-    m = _TOOL.match(text, start, section.end) or _TOOL.search(text, start, section.end if line_end == -1 else line_end)
-    if m is not None:
-        # The input may hold what looks like a label ("x\nFINAL: y" in a fence): look for its end
-        # in the whole reply first, and only then within the section.
-        closed = _close(text, m.end() - 1, len(text), fallback_limit=section.end)
-        if closed is None:
-            return _error("missing_input", thought)
-        inner, end = closed
-        return _directive(m.group("tool"), inner, thought, text[end:].strip())
-    m = _BARE_TOOL.match(text, start, section.end)
-    if m is not None:
-        if following is not None and following.kind == "input":
-            value = _unwrap(text[following.start : following.end])
-            if not value:
-                return _error("missing_input", thought)
-            return _directive(m.group("tool"), _json_input(value), thought, text[following.end :].strip())
-        return _error("missing_input", thought)
-    return _error("bad_action", thought)
+    rest = text[name[1] : section.end if line_end == -1 else line_end] if name is not None else "x"
+    return _error("missing_input" if not rest.strip(" \t`'\"*.") else "bad_action", thought)
 
 
-def _directive(tool: str, raw_input: str, thought: str, discarded: str) -> Action | Final:
-    value = _unwrap(raw_input)
-    if tool.casefold() in _FINISH_TOOLS:
-        return Final(value, thought, discarded)
-    return Action(tool, value, thought, discarded)
+def _blob_start(text: str, start: int, end: int) -> int | None:
+    """Where a JSON blob starts when the section opens with one (perhaps in a fence), else None."""
+    if text.startswith("{", start):
+        return start
+    if text.startswith(("```", "~~~"), start):
+        line_end = text.find("\n", start, end)
+        if line_end != -1:
+            pos = _skip_space(text, line_end + 1)
+            if text.startswith("{", pos):
+                return pos
+    return None
 
 
-def _close(text: str, open_at: int, limit: int, fallback_limit: int | None = None) -> tuple[str, int] | None:
-    """The input between the bracket at `open_at` and its balanced partner, and the index after it.
+def _name_at(text: str, pos: int, limit: int, names: _Names | None) -> tuple[str, int] | None:
+    """The tool name written at `pos`, and the index after it.
 
-    A fenced input (tool[```...```]) may hold unbalanced brackets. An input whose closing bracket
-    never comes before `limit` runs to the last closing bracket before `fallback_limit` (the end of
-    its section), or to that point.
+    A registered name may run past `limit`: "Tool: Search Tool Input: ..." finds a "Tool Input:"
+    label inside the name "Search Tool".
     """
-    opener = text[open_at]
-    closer = "]" if opener == "[" else ")"
+    decoration = _DECORATION.match(text, pos)
+    pos = decoration.end() if decoration is not None else pos
+    if names is not None and (registered := names.at(text, pos)) is not None:
+        return registered
+    m = _FINAL_NAME.match(text, pos, limit) or _IDENTIFIER.match(text, pos, limit)
+    if m is None:
+        return None
+    return (names.lookup(m.group()) if names is not None else m.group()), m.end()
+
+
+def _labelled_input(
+    text: str, tool: str, start: int, labels: _Labels, thought: str, names: _Names | None
+) -> Action | Final:
+    """The value of an `Action Input:` that starts at `start`: up to the next label."""
+    following = labels.next(start)
+    end = following.start() if following is not None else len(text)
+    raw = text[start:end]
+    value = _unwrap(raw)
+    stop = start + len(raw.rstrip())
+    closed = following is not None or "\n" in text[stop:]
+    if closed and value and raw.strip().startswith(("```", "~~~")) and _FENCE.match(raw.strip()) is None:
+        closed = False  # a fence never closed
+    if not closed and value[:1] in "{[":
+        closed = _is_json(value)
+    return _directive(tool, value, thought, text[stop:], closed, names)
+
+
+def _is_json(value: str) -> bool:
+    try:
+        json.loads(value)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _bracketed(
+    text: str, tool: str, open_at: int, section: _Section, thought: str, names: _Names | None
+) -> Action | Final | ParseError:
+    # The input may hold what looks like a label ("x\nFINAL: y" in a fence): look for its end in
+    # the whole reply first, and only then within the section.
+    found = _close(text, open_at, section.end)
+    if found is None:
+        return _error("missing_input", thought)
+    inner, end, closed = found
+    return _directive(tool, _unwrap(inner), thought, text[end:], closed, names)
+
+
+def _call_in_line(
+    text: str, start: int, limit: int, section: _Section, thought: str, names: _Names | None
+) -> Action | Final | ParseError | None:
+    """A call later on the action's first line: the first bracket with a tool name before it."""
+    line_end = text.find("\n", start, limit)
+    line_end = limit if line_end == -1 else line_end
+    for tries, bracket in enumerate(_BRACKET.finditer(text, start, line_end)):
+        if tries == _CALL_TRIES:
+            break
+        before = text[max(start, bracket.start() - 80) : bracket.start()].rstrip(" \t")
+        tool = names.ending(before) if names is not None else None
+        if tool is None:
+            m = _TRAILING_IDENTIFIER.search(before)
+            if m is None:
+                continue
+            tool = names.lookup(m.group().rstrip()) if names is not None else m.group().rstrip()
+        return _bracketed(text, tool, bracket.start(), section, thought, names)
+    return None
+
+
+def _directive(
+    tool: str, value: str, thought: str, discarded: str, closed: bool, names: _Names | None
+) -> Action | Final:
+    if _finishes(tool, names):
+        return Final(value, thought, discarded)
+    return Action(tool, value, thought, discarded, closed)
+
+
+def _finishes(tool: str, names: _Names | None) -> bool:
+    """Whether `tool` names the final answer: Finish, answer, final_answer, unless registered."""
+    return tool.casefold().replace(" ", "_") in _FINISH_TOOLS and not (names is not None and names.registered(tool))
+
+
+def _close(text: str, open_at: int, fallback_limit: int) -> tuple[str, int, bool] | None:
+    """The input between the bracket at `open_at` and its balanced partner, the index after it, and
+    whether it closed.
+
+    An input whose closing bracket never comes runs to the last closing bracket before
+    `fallback_limit` (the end of its section), or to that point; it is not closed.
+    """
+    end = guard.input_end(text, open_at)
+    if end is not None:
+        return text[open_at + 1 : end - 1], end, True
     pos = open_at + 1
-    fence = _FENCE_OPEN.match(text, pos, min(limit, pos + 64))
-    if fence is not None:
-        ticks = fence.group("fence")
-        end_fence = text.find("\n" + ticks, fence.end(), limit)
-        if end_fence != -1:
-            after = end_fence + 1 + len(ticks)
-            m = _CLOSE_AFTER_FENCE[closer].match(text, after, limit)
-            if m is not None:
-                return text[pos:after], m.end()
-    depth = 1
-    for run in _BRACKET_RUNS[opener].finditer(text, pos, limit):  # a run of brackets at a time
-        size = run.end() - run.start()
-        if text[run.start()] == opener:
-            depth += size
-        elif size >= depth:
-            close_at = run.start() + depth - 1
-            return text[pos:close_at], close_at + 1
-        else:
-            depth -= size
-    limit = limit if fallback_limit is None else fallback_limit
-    last = text.rfind(closer, pos, limit)
-    inner = text[pos:last] if last != -1 else text[pos:limit]
+    last = text.rfind("]" if text[open_at] == "[" else ")", pos, fallback_limit)
+    inner = text[pos:last] if last != -1 else text[pos:fallback_limit]
     if not inner.strip():
         return None
-    return inner, (last + 1 if last != -1 else limit)
+    return inner, (last + 1 if last != -1 else pos + len(inner.rstrip())), False
 
 
 def _unwrap(value: str) -> str:
@@ -259,7 +621,7 @@ def _unwrap(value: str) -> str:
         return str(fenced.group("body"))
     if value.endswith("```") and value.count("```") % 2:  # a fence closed that was never opened
         value = value[:-3].rstrip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in _QUOTES:
         inner = value[1:-1]
         if value[0] not in inner:
             return inner
@@ -272,9 +634,10 @@ _NAME_KEYS = ("action", "tool", "tool_name", "name", "function")
 _INPUT_KEYS = ("action_input", "tool_input", "input", "arguments", "args", "parameters", "query")
 _FINAL_KEYS = ("final_answer", "answer", "final")
 _DECODER = json.JSONDecoder()
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def _json_directive(text: str, start: int, end: int, thought: str = "") -> Action | Final | None:
+def _json_directive(text: str, start: int, end: int, thought: str, names: _Names | None) -> Action | Final | None:
     """The first JSON object in text[start:end] that names a tool or an answer (few tries, linear)."""
     pos = start
     for _ in range(_JSON_TRIES):
@@ -282,66 +645,99 @@ def _json_directive(text: str, start: int, end: int, thought: str = "") -> Actio
         if brace == -1:
             return None
         try:
-            value, stop = _DECODER.raw_decode(text[brace:end])
+            value, stop = _DECODER.raw_decode(text, brace)
         except (ValueError, RecursionError):
             pos = brace + 1
             continue
-        found = _from_json(value, thought, text[brace + stop : end].strip())
+        found = _blob(text, brace, value, stop, thought, names)
         if found is not None:
             return found
-        pos = brace + 1
+        # Look inside a small object ({"tool_calls": [{...}]}); step over a large one, so the
+        # tries decode at most a few kilobytes more than the reply holds.
+        pos = brace + 1 if stop - brace <= _JSON_NESTED else stop
     return None
 
 
-def _from_json(value: object, thought: str, discarded: str) -> Action | Final | None:
+def _decoded_blob(text: str, brace: int, thought: str, names: _Names | None) -> Action | Final | None:
+    """The directive of the JSON object at `brace`, or None if there is none."""
+    try:
+        value, stop = _DECODER.raw_decode(text, brace)
+    except (ValueError, RecursionError):
+        return None
+    return _blob(text, brace, value, stop, thought, names)
+
+
+def _blob(text: str, brace: int, value: object, stop: int, thought: str, names: _Names | None) -> Action | Final | None:
+    """The directive of the JSON value decoded from text[brace:stop], or None if it is not one."""
     if not isinstance(value, dict):
         return None
+    fence = _FENCE_TAIL.match(text, stop)
+    discarded = text[fence.end() if fence is not None else stop :]
     blob: dict[str, object] = value
+    at = brace
     function = blob.get("function")
     if isinstance(function, dict):  # {"function": {"name": ..., "arguments": ...}}
+        at = _members(text, brace)["function"][0]
         blob = function
-    for key in _FINAL_KEYS:
-        if isinstance(blob.get(key), str | int | float) and not any(k in blob for k in _NAME_KEYS):
-            return Final(str(blob[key]), thought, discarded)
-    name = next((v for k in _NAME_KEYS if isinstance(v := blob.get(k), str)), None)
+    name: str | None = next((v for k in _NAME_KEYS if isinstance(v := blob.get(k), str)), None)
+    if name is None:
+        for key in _FINAL_KEYS:
+            if isinstance(blob.get(key), str | int | float):
+                return Final(_answer_text(text, at, blob, key), thought, discarded)
+        return None
     if not name:
         return None
-    raw = next((blob[k] for k in _INPUT_KEYS if k in blob), "")
-    arg = _scalar(raw)
-    if name.casefold().replace(" ", "_") in _FINISH_TOOLS:
-        return Final(arg, thought, discarded)
-    return Action(name, arg, thought, discarded)
+    tool = names.lookup(name) if names is not None else name
+    given = next((k for k in _INPUT_KEYS if k in blob), None)
+    if _finishes(tool, names):
+        return Final(_answer_text(text, at, blob, given) if given else "", thought, discarded)
+    return Action(tool, _input_text(text, at, blob, given) if given else "", thought, discarded)
 
 
-def _scalar(value: object) -> str:
-    """A JSON input as tool input text: a lone value of a one-key object is unwrapped."""
+def _input_text(text: str, at: int, blob: dict[str, object], key: str) -> str:
+    """A blob's input as tool input text: a string's text; any other JSON value as written."""
+    value = blob[key]
     if isinstance(value, str):
-        try:  # OpenAI-style arguments are a JSON string holding an object
-            decoded = json.loads(value)
-        except (ValueError, RecursionError):
-            return value
-        return _scalar(decoded) if isinstance(decoded, dict) else value
+        return value
+    if value is None:
+        return ""
+    start, end = _members(text, at)[key]
+    return text[start:end]
+
+
+def _answer_text(text: str, at: int, blob: dict[str, object], key: str) -> str:
+    """A blob's final answer: as _input_text, and a one-key object gives its value ({"answer": x})."""
+    value = blob[key]
     if isinstance(value, dict) and len(value) == 1:
-        return _scalar(next(iter(value.values())))
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False)
-    return "" if value is None else str(value)
+        inner = next(iter(value.values()))
+        return inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
+    return _input_text(text, at, blob, key)
 
 
-def _json_input(value: str) -> str:
-    """`Action Input:` holding JSON (LlamaIndex) is unwrapped like a blob's input."""
-    if value[:1] in '{["':
-        try:
-            return _scalar(json.loads(value))
-        except (ValueError, RecursionError):
-            return value
-    return value
+def _members(text: str, brace: int) -> dict[str, tuple[int, int]]:
+    """Where each member's value of the (valid) JSON object at `brace` is written: key -> (start, end)."""
+    spans: dict[str, tuple[int, int]] = {}
+    pos = _skip_space(text, brace + 1)
+    while text.startswith('"', pos):
+        key, pos = _DECODER.raw_decode(text, pos)
+        start = _skip_space(text, _skip_space(text, pos) + 1)  # after the colon
+        _, end = _DECODER.raw_decode(text, start)
+        spans[key] = (start, end)
+        pos = _skip_space(text, end)
+        if text.startswith(",", pos):
+            pos = _skip_space(text, pos + 1)
+    return spans
+
+
+def _skip_space(text: str, pos: int) -> int:
+    m = _JSON_SPACE.match(text, pos)
+    return m.end() if m is not None else pos
 
 
 # --- the strict canonical form --------------------------------------------------------------------
 
 
-def _parse_strict(text: str) -> Parsed:
+def _parse_strict(text: str, names: _Names | None = None) -> Parsed:
     labels = list(_STRICT.finditer(text))
     thought = ""
     for i, m in enumerate(labels):
@@ -352,17 +748,29 @@ def _parse_strict(text: str) -> Parsed:
             thought = body.strip()
         elif word == "FINAL":
             answer = body.strip()
-            rest = text[end:].strip()
-            return Final(answer, thought, rest) if answer else _error("empty_answer", thought)
+            stop = m.end() + len(body.rstrip())
+            return Final(answer, thought, text[stop:]) if answer else _error("empty_answer", thought)
         else:
-            tool = _STRICT_TOOL.match(body)
+            tool = _strict_tool(body, names)
             if tool is None:
                 return _error("bad_action", thought)
-            closed = _close(body, tool.end() - 1, len(body))
-            if closed is None or body[closed[1] :].strip():
-                return _error("missing_input" if closed is None else "bad_action", thought)
-            return Action(tool.group("tool"), closed[0], thought, text[end:].strip())
+            name, open_at = tool
+            close = guard.input_end(body, open_at)
+            if close is None or body[close:].strip():
+                return _error("missing_input" if close is None else "bad_action", thought)
+            return Action(name, body[open_at + 1 : close - 1], thought, text[m.end() + close :])
     return _error("no_directive", thought)
+
+
+def _strict_tool(body: str, names: _Names | None) -> tuple[str, int] | None:
+    """The tool name at the start of a strict ACTION body (a registered name exactly as registered,
+    or an identifier), and where its "[" is."""
+    if names is not None:
+        for name in names.longest_first:
+            if name and body.startswith(name + "["):
+                return name, len(name)
+    m = _STRICT_TOOL.match(body)
+    return (m.group("tool"), m.end() - 1) if m is not None else None
 
 
 # --- rendering an action ---------------------------------------------------------------------------
@@ -377,8 +785,8 @@ def render_action(tool: str, value: str) -> str:
     cuts the first, the parser drops the second.
     """
     plain = f"ACTION: {tool}[{value}]"
-    closed = _close(plain, len(f"ACTION: {tool}"), len(plain))
-    if "\n" not in value and "```" not in value and _unwrap(value) == value and closed == (value, len(plain)):
+    closes_at_end = guard.input_end(plain, len(f"ACTION: {tool}")) == len(plain)
+    if "\n" not in value and "```" not in value and _unwrap(value) == value and closes_at_end:
         return plain
     longest = max((len(m) for m in regex.findall(r"`+", value)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -393,7 +801,7 @@ _NAIVE_ACTION = regex.compile(r"ACTION: (\w+)\[(.*)\]")
 def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
     """The parser of the 40-line tutorials: FINAL: checked first, then one regex for ACTION: tool[input].
 
-    Kept as the baseline of the robustness scoreboard; not used by the engine.
+    Kept as the baseline of the robustness scoreboard; not used by the engine. Ignores `tools`.
     """
     if "FINAL:" in text:
         return Final(text.split("FINAL:", 1)[1].strip())

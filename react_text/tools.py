@@ -3,12 +3,14 @@
     def lookup(item: str) -> str:
         \"\"\"Return the price of one item.\"\"\"
 
-    tools = [lookup, tool(delete_file, risky=True, timeout=5)]
+    tools = [lookup, tool(delete_file, risky=True, timeout=5), Tool("now", "The time.", now)]
 
-A one-parameter tool gets the whole input text. A tool with several parameters gets them from a
-JSON array or object, or from the input split at commas, converted to the annotated
-int/float/bool types. Whatever a tool does, `call` returns text for the model: its result, or what
-went wrong (exception, time limit, a result that is not text).
+A Tool takes its parameters from `inspect.signature(fn)` (a synthesized `__signature__` too), once,
+when it is made; a function whose parameters cannot be read is refused then, not at the first call.
+How an input text becomes arguments is `binding.bind`; the tool list shows what it accepts
+(`search[query, limit=5]`, `add[a: float, b: float]`). Whatever a tool does, `call` returns text for
+the model: its result, or what went wrong (an input it cannot take, an exception, a time limit, a
+result that is not text). `truncate` cuts a long result to its allowance, exactly.
 """
 
 from __future__ import annotations
@@ -16,58 +18,79 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import queue
-import threading
+import math
+import re
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from . import prompting
+from . import binding, prompting
+
+# A name the protocol can carry: `name[input]` on one line. Spaces inside and any script are
+# fine (the parser matches registered names); brackets and parentheses open and close the input.
+_BAD_NAME = re.compile(r"^\s|\s$|[\[\]()\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
+    """A function the model may call: `Tool(name, description, fn)`, or `tool(fn)` to take both from it."""
+
     name: str
     description: str
-    params: tuple[str, ...]
-    fn: Callable[..., object] = dataclasses.field(repr=False)
+    fn: Callable[..., object] = dataclasses.field(repr=False)  # may be `async def`
     risky: bool = False  # has side effects: runs only when approved
     timeout: float | None = None  # seconds; None waits for ever
-    types: tuple[type, ...] = dataclasses.field(default=(), repr=False)
+    shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or _BAD_NAME.search(self.name):
+            raise ValueError(
+                f"a tool name is one line of text, without space around it, brackets or parentheses, not {self.name!r}"
+            )
+        if not isinstance(self.description, str):
+            raise TypeError(f"the description of tool {self.name} must be text, not {self.description!r}")
+        if not callable(self.fn):
+            raise TypeError(f"the fn of tool {self.name} must be callable, not {self.fn!r}")
+        if not isinstance(self.risky, bool):
+            raise TypeError(f"risky must be True or False, not {self.risky!r}")
+        if self.timeout is not None and not (
+            isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool) and self.timeout > 0
+        ):
+            raise ValueError(f"timeout must be a positive number of seconds or None, not {self.timeout!r}")
+        object.__setattr__(self, "shape", binding.shape(self.fn))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The names of the named parameters, in order."""
+        return tuple(p.name for p in self.shape.parameters)
 
     @property
     def form(self) -> str:
-        """How the model writes a call: `lookup[item]`, `add[a, b]`."""
-        return f"{self.name}[{', '.join(self.params)}]"
+        """How the model writes a call: `lookup[item]`, `search[query, limit=5]`, `add[a: float, b: float]`."""
+        return self.shape.form(self.name)
 
 
 def tool(
     fn: Callable[..., object] | None = None,
     *,
     name: str | None = None,
+    description: str | None = None,
     risky: bool = False,
     timeout: float | None = None,
 ) -> typing.Any:
-    """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`."""
+    """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`.
+
+    The name is the function's and the description the first paragraph of its docstring, unless given.
+    """
 
     def build(f: Callable[..., object]) -> Tool:
-        try:
-            signature = inspect.signature(f)
-        except (ValueError, TypeError) as exc:
-            raise TypeError(f"cannot read the parameters of {f!r}: wrap it in a plain function") from exc
-        hints = typing.get_type_hints(f)
-        params = tuple(
-            p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        )
         doc = inspect.getdoc(f) or ""
         return Tool(
-            name=name or f.__name__,
-            description=doc.split("\n\n")[0].replace("\n", " ").strip(),
-            params=params or ("input",),
+            name=name or str(getattr(f, "__name__", "")),
+            description=doc.split("\n\n")[0].replace("\n", " ").strip() if description is None else description,
             fn=f,
             risky=risky,
             timeout=timeout,
-            types=tuple(hints.get(p, str) for p in params),
         )
 
     return build if fn is None else build(fn)
@@ -87,103 +110,16 @@ def listing(tools: Iterable[Tool]) -> str:
     return "\n".join(f"- {t.form}: {t.description}" if t.description else f"- {t.form}" for t in tools)
 
 
-def arguments(t: Tool, text: str) -> list[object]:
-    """The positional arguments for a call to `t` with input `text`."""
-    if len(t.params) <= 1:
-        return [_convert(text, t.types[0] if t.types else str)]
-    raw: list[object]
-    try:
-        decoded = json.loads(text)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, list):
-        raw = decoded
-    elif isinstance(decoded, dict):
-        raw = [decoded[p] for p in t.params if p in decoded]
-    else:
-        raw = [part.strip() for part in text.split(",", len(t.params) - 1)]
-    if len(raw) != len(t.params):
-        raise ValueError(f"{t.form} takes {len(t.params)} inputs, got {len(raw)}")
-    return [_convert(v, typ) for v, typ in zip(raw, t.types, strict=True)]
-
-
-def _convert(value: object, typ: type) -> object:
-    if typ is bool and isinstance(value, str):
-        return value.strip().casefold() in {"true", "yes", "1"}
-    if typ in (int, float) and isinstance(value, str | int | float) and not isinstance(value, bool):
-        return typ(value.strip() if isinstance(value, str) else value)
-    if typ is str and not isinstance(value, str):
-        return json.dumps(value) if isinstance(value, dict | list) else str(value)
-    return value
-
-
 def call(t: Tool, text: str) -> str:
-    """Run the tool and return the observation text. Never raises."""
-
-    def target() -> object:
-        return t.fn(*arguments(t, text))
-
-    # The tool boundary: whatever a user's tool raises becomes an observation.
-    try:
-        value = target() if t.timeout is None else _worker().run(target, t.timeout)
-    except _TimedOut:
-        return prompting.render("corrections/tool_timeout", tool=t.name, seconds=t.timeout)
-    except Exception as exc:  # noqa: BLE001
-        return prompting.render("corrections/tool_error", tool=t.name, error_type=type(exc).__name__, error=exc)
-    return as_text(t.name, value)
-
-
-class _TimedOut(Exception):
-    pass
-
-
-class _Worker:
-    """One daemon thread that runs tool calls with a time limit, reused from call to call.
-
-    Starting a thread a call costs more than the rest of a step; handing work to a waiting one
-    costs a few microseconds. A call that overruns is abandoned with its thread (daemon, so it
-    cannot keep the process alive) and the next call gets a new worker.
+    """Run the tool on an input text as a run would, under its own time limit; the observation
+    text. Never raises. An input the tool cannot take is refused (binding.Refusal) without running it.
     """
+    from . import calls  # calls imports this module
 
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], object], queue.SimpleQueue[tuple[bool, object]]]] = (
-            queue.SimpleQueue()
-        )
-        self.busy = False
-        threading.Thread(target=self._serve, name="react-text-tools", daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            job, answer = self._jobs.get()
-            try:
-                answer.put((True, job()))
-            except Exception as exc:  # noqa: BLE001 - carried back to the caller, who decides
-                answer.put((False, exc))
-
-    def run(self, job: Callable[[], object], timeout: float) -> object:
-        answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
-        self.busy = True
-        self._jobs.put((job, answer))
-        try:
-            ok, value = answer.get(timeout=timeout)
-        except queue.Empty:
-            raise _TimedOut from None  # self.busy stays True: this worker is abandoned
-        self.busy = False
-        if not ok:
-            assert isinstance(value, BaseException)
-            raise value
-        return value
-
-
-_workers = threading.local()
-
-
-def _worker() -> _Worker:
-    """This thread's tool worker; a new one if the last was abandoned to a hung tool."""
-    worker: _Worker | None = getattr(_workers, "current", None)
-    if worker is None or worker.busy:
-        worker = _workers.current = _Worker()
-    return worker
+    bound = binding.bind(t, text)
+    if isinstance(bound, binding.Refusal):
+        return bound.message
+    return calls.call(t, bound, t.timeout).text
 
 
 def as_text(name: str, value: object) -> str:
@@ -202,20 +138,113 @@ def as_text(name: str, value: object) -> str:
     return str(value)
 
 
-def truncate(text: str, allowance: int, count: Callable[[str], int]) -> str:
-    """Keep about `allowance` tokens of `text`, half from the head and half from the tail.
+# Truncation counts pieces of about the allowance's size, never a huge result whole, and no piece
+# over _MAX_PIECE characters (tiktoken fails on a run of about a million spaces followed by text).
+_PROBE_CHARS_PER_TOKEN = 16
+_MAX_PIECE = 262_144
+_EXACT_CHARS = 200_000  # a cut part up to this long is counted whole; a longer one from samples
+_SAMPLED_CHARS = 131_072  # of a longer cut part, in evenly spaced samples (many small ones: less variance)
+_SAMPLE_TOKENS = 32  # but each large enough to hold this many tokens: a counter may round each count up
+_WIDEST_NOTE = "about 99999999999"  # the note's room is reserved for the widest figure
 
-    The cut is said in the text. Text over 16 characters a token is measured on a sample, so a
-    huge result costs no more to count than the allowance is worth.
+
+def truncate(text: str, allowance: int, count: Callable[[str], int]) -> str:
+    """At most `allowance` tokens of `text` by `count`: all of it, or its head and tail with a note between.
+
+    The note says how many tokens were cut: counted, or for a cut of over 200,000 characters
+    estimated from evenly spaced samples ("about N"). The kept text, note included, is counted and
+    shortened until it fits. An allowance too small for the note keeps the head alone. A result
+    over 262,144 characters is always cut (counting it whole would cost more than it is worth).
     """
-    if len(text) <= allowance:  # a token is at least one character
+    if allowance <= 0:
+        return ""
+    if _fits(text, allowance, count):
         return text
-    sample = allowance * 16
-    total = count(text) if len(text) <= sample else len(text) * count(text[:sample]) // sample
-    if total <= allowance:
-        return text
-    chars = max(1, len(text) * allowance // (2 * total))
-    head, tail = text[:chars], text[-chars:]
-    omitted = max(total - count(head) - count(tail), 1)
-    note = prompting.render("corrections/truncated", omitted=f"about {omitted}")
-    return f"{head}\n{note}\n{tail}"
+    keep = allowance - count(f"\n{_note(_WIDEST_NOTE)}\n")
+    while keep >= 2:
+        head = _longest(text, (keep + 1) // 2, count, from_end=False)
+        rest = text[head:]
+        tail = _longest(rest, keep // 2, count, from_end=True)
+        omitted = _measure(rest[: len(rest) - tail], count)
+        kept = f"{text[:head]}\n{_note(omitted)}\n{rest[len(rest) - tail :]}"
+        over = count(kept) - allowance
+        if over <= 0:
+            return kept
+        keep -= over  # the pieces joined count differently from the pieces apart: shrink and count again
+    return text[: _longest(text, allowance, count, from_end=False)]
+
+
+def _note(omitted: str) -> str:
+    return prompting.render("corrections/truncated", omitted=omitted)
+
+
+def _fits(text: str, allowance: int, count: Callable[[str], int]) -> bool:
+    probe = min(allowance * _PROBE_CHARS_PER_TOKEN, _MAX_PIECE)
+    if len(text) > probe and count(text[:probe]) > allowance:
+        return False
+    return len(text) <= _MAX_PIECE and count(text) <= allowance
+
+
+def _longest(text: str, tokens: int, count: Callable[[str], int], *, from_end: bool) -> int:
+    """The length of the longest head (or tail) of `text` that `count` puts at `tokens` or fewer.
+
+    Searched by interpolation on the token density, falling back to halving: a dozen counts of
+    pieces about `tokens` long, whatever the length of `text`; never longer than _MAX_PIECE.
+    """
+
+    def size(n: int) -> int:
+        return count(text[len(text) - n :] if from_end else text[:n]) if n else 0
+
+    if tokens <= 0:
+        return 0
+    low, low_count = 0, 0  # size(low) <= tokens < size(high)
+    longest = min(len(text), _MAX_PIECE)
+    high = min(longest, 4 * tokens)
+    high_count = size(high)
+    while high_count <= tokens:  # gallop until past the allowance
+        if high == longest:
+            return high
+        low, low_count = high, high_count
+        high = min(longest, 2 * high)
+        high_count = size(high)
+    halve = False
+    while high - low > 1:
+        if halve or high_count == low_count:
+            middle = (low + high) // 2
+        else:  # where a straight line between the two counts meets `tokens`
+            middle = low + (high - low) * (tokens - low_count) // (high_count - low_count)
+            middle = min(max(middle, low + 1), high - 1)
+        before = high - low
+        middle_count = size(middle)
+        if middle_count <= tokens:
+            low, low_count = middle, middle_count
+        else:
+            high, high_count = middle, middle_count
+        halve = not halve and (high - low) * 2 > before  # a poor guess: halve next time
+    return low
+
+
+def _measure(cut: str, count: Callable[[str], int]) -> str:
+    """The tokens in the cut part, as the note says them: counted, or estimated from samples.
+
+    A first pass of 64 samples of 128 characters sizes the samples of the second, so that each
+    holds about 32 tokens (128 characters of dense text; more of sparse text such as runs of spaces).
+    """
+    if len(cut) <= _EXACT_CHARS:
+        return str(count(cut))
+    chars, tokens = _sample(cut, count, 64, 128)
+    size = 128 * min(64, max(1, math.ceil(_SAMPLE_TOKENS * chars / 128 / max(tokens, 1))))
+    chars, tokens = _sample(cut, count, _SAMPLED_CHARS // size, size)
+    return f"about {round(tokens * len(cut) / chars)}"
+
+
+def _sample(text: str, count: Callable[[str], int], samples: int, size: int) -> tuple[int, int]:
+    """The characters and tokens of `samples` evenly spaced pieces of `text`, `size` characters each."""
+    stride = len(text) / samples
+    chars = tokens = 0
+    for i in range(samples):
+        start = int(i * stride + (stride - size) / 2)
+        piece = text[start : start + size]
+        chars += len(piece)
+        tokens += count(piece)
+    return chars, tokens

@@ -70,3 +70,9 @@ def test_meter_learns_the_servers_count() -> None:
 def test_unknown_models_are_counted_with_a_margin() -> None:
     exact = budget.counter("gpt-4")("hello world, this is a test of the margin")
     assert budget.counter("some-local-model")("hello world, this is a test of the margin") == -(-exact * 5 // 4)
+
+
+def test_a_huge_run_of_spaces_is_counted_without_raising() -> None:
+    # tiktoken's own pattern gives up on this ("Max stack size exceeded for backtracking")
+    text = " " * 1_000_000 + "hello"
+    assert 0 < budget.counter("gpt-4")(text) < 20_000

@@ -31,7 +31,7 @@ def test_parse_prints_json() -> None:
         "tool": "add",
         "input": "2, 3",
         "thought": "x",
-        "discarded": "",
+        "discarded": "\nObservation: 5",  # not acted on: the made-up observation, exactly as written
         "closed": True,
     }
 
@@ -463,3 +463,27 @@ def test_grammar_flag_reaches_a_llama_cpp_server() -> None:
     assert chat and all("ACTION" in body.get("grammar", "") for body in chat), "the grammar was not sent"
     assert "UNREADABLE" not in done.stdout and "format_errors" not in done.stdout, done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_trace_with_mcp_tools_replays_with_them(tmp_path: Path) -> None:
+    """The MCP servers are recorded (not their environment or headers) and started again by a replay."""
+    pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
+    import shlex
+
+    demo = Path(__file__).resolve().parent / "mcp_servers" / "demo.py"
+    server = f"{shlex.quote(sys.executable)} {shlex.quote(str(demo))}"
+    replies = tmp_path / "replies.txt"
+    replies.write_text("ACTION: get-weather[Oslo]\n---\nFINAL: Sunny, 21 C.\n")
+    trace_file = tmp_path / "run.jsonl"
+    live = react_text(
+        "run", "--mcp", server, "--mcp-env", "SECRET_TOKEN=abc123xyz", "--script", str(replies),
+        "--trace", str(trace_file), "What is the weather in Oslo?",
+    )  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    start = json.loads(trace_file.read_text().splitlines()[0])
+    assert start["sources"]["mcp"] == [server]
+    assert "abc123xyz" not in trace_file.read_text()
+    replay = react_text("run", "--script", str(trace_file))
+    assert replay.returncode == 0, replay.stderr
+    assert untimed(replay.stdout) == untimed(live.stdout)
+    assert "OBSERVATION: Sunny in Oslo, 21 C" in replay.stdout

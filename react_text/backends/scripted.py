@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
-from ..errors import ModelError
-from ..types import Api, Reply, Request
+from ..errors import ContextLengthError, ModelError
+from ..types import Api, Reply, Request, Usage
 
 
 @dataclass
@@ -16,34 +18,76 @@ class ScriptedModel:
     A reply may be a string, a `Reply` (to report usage or a finish reason), or an exception,
     which is raised from that call (a `ModelError` plays a server failure). Calling past the end
     of the script raises ModelError, so a run that asks for more than was scripted ends with
-    stop_reason "model_error" and says why.
+    stop_reason "model_error" and says why. `generate` and `agenerate` share the script and
+    `calls`; both are safe when many episodes (threads or tasks) call one model at once.
+
+    Like a server, it never returns more than the reply allowance: a longer reply is cut and its
+    finish_reason is "length". `tokenizer` plays the server's own tokenizer (any `str -> int`):
+    with it, the allowance is counted with it, and replies report usage in it (the prompt as sent,
+    each chat message costing `message_overhead` more; the completion as returned), so a test can
+    play a server that counts differently from the engine's estimate. Without it, the allowance is
+    counted in cl100k_base and usage is left unreported. A `Reply` with its own usage keeps it.
+
+    `context_window` plays a server's window: it is reported as the model's, and a request whose
+    prompt and allowance do not fit raises ContextLengthError without using a scripted reply.
     """
 
     replies: Iterable[str | Reply | BaseException]
     api: Api = "chat"
     name: str = "scripted"
     accepts_grammar: bool = False
+    tokenizer: Callable[[str], int] | None = None
+    message_overhead: int = 4  # the server's tokens around each chat message (counted with `tokenizer`)
+    context_window: int | None = None
     calls: list[Request] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._script = list(self.replies)
+        self._served = 0
+        self._lock = threading.Lock()
 
     def generate(self, request: Request) -> Reply:
         if self.api == "chat" and isinstance(request.prompt, str):
             raise TypeError("a chat ScriptedModel was sent a transcript string")
         if self.api == "completion" and not isinstance(request.prompt, str):
             raise TypeError("a completion ScriptedModel was sent chat messages")
-        self.calls.append(request)
-        if len(self.calls) > len(self._script):
-            raise ModelError(f"the script has {len(self._script)} replies; call {len(self.calls)}")
-        item = self._script[len(self.calls) - 1]
+        counted = self.tokenizer is not None or self.context_window is not None
+        prompt = self._prompt_tokens(request) if counted else 0  # counted only when it is used
+        if self.context_window is not None and prompt + request.max_tokens > self.context_window:
+            with self._lock:
+                self.calls.append(request)
+            raise ContextLengthError(
+                f"This model's maximum context length is {self.context_window} tokens. However, you requested "
+                f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
+                f"{request.max_tokens} in the completion).",
+                window=self.context_window,
+            )
+        with self._lock:  # one call takes one reply, whatever the threads
+            self.calls.append(request)
+            if self._served >= len(self._script):
+                raise ModelError(f"the script has {len(self._script)} replies; call {len(self.calls)}")
+            item = self._script[self._served]
+            self._served += 1
         if isinstance(item, BaseException):
             raise item
         reply = item if isinstance(item, Reply) else Reply(item)
-        return _within(reply, request.max_tokens)
+        text = self._within(reply.text, request.max_tokens)
+        usage = reply.usage
+        if usage is None and self.tokenizer is not None:
+            usage = Usage(prompt, self.tokenizer(text))
+        finish = "length" if text != reply.text else reply.finish_reason
+        return replace(reply, text=text, usage=usage, finish_reason=finish)
+
+    async def agenerate(self, request: Request) -> Reply:
+        """`generate`, for async runs; it lets other tasks run first, as a server call would."""
+        await asyncio.sleep(0)
+        return self.generate(request)
+
+    async def acontext_window(self) -> int | None:
+        return self.context_window
 
     def count_tokens(self, text: str) -> int:
-        """The scripted model's tokenizer: cl100k_base, exactly (it also cuts replies with it)."""
+        """The engine's count for this model: cl100k_base, exactly (whatever `tokenizer` is)."""
         from ..budget import encoding
 
         return len(encoding("cl100k_base").encode(text, disallowed_special=()))
@@ -51,20 +95,33 @@ class ScriptedModel:
     @property
     def unused(self) -> int:
         """How many scripted replies were never asked for."""
-        return max(0, len(self._script) - len(self.calls))
+        return max(0, len(self._script) - self._served)
 
     def assert_all_used(self) -> None:
         """Fail when the run ended before every scripted reply was used."""
         if self.unused:
             raise AssertionError(f"{self.unused} of {len(self._script)} scripted replies unused")
 
+    def _prompt_tokens(self, request: Request) -> int:
+        """The prompt as the server counts it."""
+        count = self.tokenizer or self.count_tokens
+        if isinstance(request.prompt, str):
+            return count(request.prompt)
+        return sum(count(m.content) + self.message_overhead for m in request.prompt)
 
-def _within(reply: Reply, allowance: int) -> Reply:
-    """Like a real server, never return more than the reply allowance (counted with cl100k_base)."""
-    from ..budget import encoding
+    def _within(self, text: str, allowance: int) -> str:
+        """The longest start of `text` that fits the allowance, counted as the server counts."""
+        if self.tokenizer is None:
+            from ..budget import encoding
 
-    enc = encoding("cl100k_base")  # the same tokenizer as ScriptedModel.count_tokens
-    tokens = enc.encode(reply.text, disallowed_special=())
-    if len(tokens) <= allowance:
-        return reply
-    return Reply(enc.decode(tokens[:allowance]), reply.usage, "length")
+            enc = encoding("cl100k_base")
+            tokens = enc.encode(text, disallowed_special=())
+            return text if len(tokens) <= allowance else enc.decode(tokens[:allowance])
+        count = self.tokenizer
+        if count(text) <= allowance:
+            return text
+        low, high = 0, len(text)  # count(text[:low]) fits, count(text[:high]) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if count(text[:middle]) <= allowance else (low, middle)
+        return text[:low]

@@ -1,0 +1,271 @@
+"""What OpenAI-compatible servers answer, read without trusting it. Pure: no I/O.
+
+The `openai` client builds its response objects without validating them, so a 200 answer with no
+choices, `choices: null`, an HTML page or a choice with no message arrives as whatever the server
+sent (a string, a list, an object missing fields). Everything here reads those objects, or plain
+JSON, field by field and raises `Malformed` (a ValueError the backends turn into ModelError) for
+an answer that is not a reply, never IndexError, TypeError or AttributeError.
+
+Reasoning that a server splits out of the reply comes as `reasoning_content` (vLLM's reasoning
+parsers, llama.cpp's `--reasoning-format`, DeepSeek's API) or `reasoning` (OpenRouter, Ollama,
+newer vLLM); it goes to `Reply.reasoning`, and the content alone is the reply's text.
+
+Also here: what an error says (a prompt past the context window, a rejected `stop`, a connection
+dropped without a word), and where a server says its context window (`window_plan`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import Any, TypeGuard
+
+import regex
+
+from .. import guard
+from ..types import Reply, Usage
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+_SILENT_HOSTS = ("api.openai.com",)  # servers known not to say their context window
+_NOT_OBJECTS = (str, bytes, int, float, bool, list, tuple)
+
+# What servers say when a prompt does not fit the context window (matched case-insensitively
+# anywhere in the error's message, code or type). Where each comes from:
+#   context_length_exceeded            OpenAI's error code; llama-cpp-python's server uses it too
+#   maximum context length             OpenAI ("This model's maximum context length is 8192 tokens.
+#                                      However, your messages resulted in ..."), vLLM ("This model's
+#                                      maximum context length is N tokens. However, your request has
+#                                      M input tokens", "'max_tokens' ... is too large: ... This
+#                                      model's maximum context length is ..."), llama-cpp-python's
+#                                      server (its context_length_exceeded formatter)
+#   maximum model length               vLLM's engine: "The decoder prompt (length N) is longer than
+#                                      the maximum model length of M."
+#   exceeds the available context      llama.cpp's server: "request (N tokens) exceeds the available
+#                                      context size (M tokens)", older "the request exceeds the
+#                                      available context size, try increasing it"
+#   exceed_context_size_error          llama.cpp's server: the error's type
+#   exceeds the context window         OpenAI's newer wording: "Your input exceeds the context window
+#                                      of this model"
+#   exceeds( the)? context length      Ollama ("the input length exceeds the context length"),
+#                                      LM Studio ("Input length 6491 exceeds context length 1500")
+#   exceed context window              llama-cpp-python unformatted: "Requested tokens (N) exceed
+#                                      context window of M"
+_CONTEXT_EXCEEDED = regex.compile(
+    r"(?i)context_length_exceeded|maximum context length|maximum model length"
+    r"|exceeds? the available context|exceed_context_size_error|exceeds the context window"
+    r"|exceeds (?:the )?context length|exceeds? context window"
+)
+
+
+class Malformed(ValueError):
+    """A 200 answer that is not a reply."""
+
+
+class EmptyStream(Malformed):
+    """A 200 stream with nothing in it at all, not even an event."""
+
+
+def field(obj: object, name: str) -> Any:
+    """A field of an SDK object or a JSON mapping; None when absent or when `obj` is neither."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    if obj is None or isinstance(obj, _NOT_OBJECTS):
+        return None
+    return getattr(obj, name, None)
+
+
+def read_answer(answer: object, *, chat: bool) -> Reply:
+    """The reply in a whole (not streamed) answer."""
+    choices = field(answer, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise Malformed(f"an answer with no choices: {_glimpse(answer)}")
+    choice = choices[0]
+    if chat:
+        message = field(choice, "message")
+        if message is None or isinstance(message, _NOT_OBJECTS):
+            raise Malformed(f"a choice with no message: {_glimpse(choice)}")
+        text, reasoning = _text(field(message, "content")), _reasoning(message)
+    else:
+        if field(choice, "text") is None:
+            raise Malformed(f"a choice with no text: {_glimpse(choice)}")
+        text, reasoning = _text(field(choice, "text")), _reasoning(choice)
+    return Reply(text, read_usage(field(answer, "usage")), _finish(choice), reasoning or None)
+
+
+class StreamReading:
+    """A streamed reply, read one chunk at a time until it ends or a made-up observation begins.
+
+    `add(chunk)` returns True when the caller should stop reading: the content (never the
+    reasoning) holds a full observation label.
+    """
+
+    def __init__(self, *, chat: bool) -> None:
+        self._chat = chat
+        self._text = ""
+        self._reasoning: list[str] = []
+        self._usage: Usage | None = None
+        self._finish: str | None = None
+        self._choices = 0
+        self._chunks = 0
+
+    def add(self, chunk: object) -> bool:
+        self._chunks += 1
+        if chunk is None or isinstance(chunk, _NOT_OBJECTS):
+            raise Malformed(f"a stream chunk that is not an object: {_glimpse(chunk)}")
+        usage = field(chunk, "usage")
+        if usage is not None:
+            self._usage = read_usage(usage)
+        choices = field(chunk, "choices")
+        if not choices:  # a usage-only chunk ([] or null)
+            return False
+        if not isinstance(choices, list):
+            raise Malformed(f"a stream chunk with choices that are not a list: {_glimpse(chunk)}")
+        choice = choices[0]
+        if choice is None or isinstance(choice, _NOT_OBJECTS):
+            raise Malformed(f"a stream chunk whose choice is not an object: {_glimpse(chunk)}")
+        self._choices += 1
+        self._finish = _finish(choice) or self._finish
+        holder = field(choice, "delta") if self._chat else choice
+        reasoning = _reasoning(holder)
+        if reasoning:
+            self._reasoning.append(reasoning)
+        new = _text(field(holder, "content" if self._chat else "text"))
+        if not new:
+            return False
+        before = len(self._text)
+        self._text += new
+        if guard.is_cut(self._text, before - 32):
+            self._finish = "stop"
+            return True
+        return False
+
+    def reply(self) -> Reply:
+        if not self._chunks:
+            raise EmptyStream("an empty stream")
+        if not self._choices:
+            raise Malformed("a stream that ended without a single choice")
+        return Reply(self._text, self._usage, self._finish, "".join(self._reasoning) or None)
+
+
+def read_usage(raw: object) -> Usage | None:
+    """Token counts as reported; None when absent or not counts (the loop then estimates)."""
+    prompt, completion = field(raw, "prompt_tokens"), field(raw, "completion_tokens")
+    if _count(prompt) and _count(completion):
+        return Usage(prompt, completion)
+    return None
+
+
+# Where those errors name the window: OpenAI, vLLM, llama-cpp-python ("maximum context length is
+# 4096 tokens"), vLLM's engine ("maximum model length of 8192"), llama.cpp ("available context size
+# (4096 tokens)", and "n_ctx": 4096 in its body), LM Studio ("exceeds context length 1500").
+_WINDOW_SAID = regex.compile(
+    r"(?i)maximum context length is (\d+)|maximum model length of (\d+)|context size \((\d+) tokens"
+    r"|exceeds context length (\d+)|\bn_ctx['\"]?\s*:\s*(\d+)"
+)
+
+
+def window_said(*said: object) -> int | None:
+    """The context window a context-length error names, or None."""
+    for part in said:
+        found = _WINDOW_SAID.search(str(part)) if part is not None else None
+        if found:
+            return _window(int(next(g for g in found.groups() if g)))
+    return None
+
+
+def exceeds_context(*said: object) -> bool:
+    """Whether an error's words (message, body) say the prompt did not fit the context window."""
+    return any(_CONTEXT_EXCEEDED.search(str(part)) for part in said if part is not None)
+
+
+def error_words(exc: Any) -> str:
+    """What an `openai.APIStatusError` says: the body's message, else the client's."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str) and inner:
+            return inner
+    return str(exc.message)
+
+
+def names_stop(exc: Any) -> bool:
+    """Whether an `openai.BadRequestError` rejects the `stop` parameter."""
+    return "stop" in (exc.param or "") or "'stop'" in str(exc)
+
+
+def dropped(exc: object) -> bool:
+    """Whether a server took the request and closed the connection without a word (httpx's
+    RemoteProtocolError "Server disconnected without sending a response", or a ReadError such as
+    "Connection reset by peer"), not a refused connection nor a time-out."""
+    cause = exc.__cause__ if isinstance(exc, BaseException) else None
+    while cause is not None:
+        if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def window_plan(base_url: str, name: str) -> Generator[str, object, int | None]:
+    """Where to ask for the context window: yields each URL to GET, is sent its JSON (None when
+    the GET failed), returns the window or None. OpenAI itself does not say, so is not asked."""
+    base = base_url.rstrip("/")
+    if any(host in base for host in _SILENT_HOSTS):
+        return None
+    window = window_from_models((yield f"{base}/models"), name)
+    if window is None:
+        window = window_from_props((yield f"{base.removesuffix('/v1')}/props"))
+    return window
+
+
+def window_from_models(listing: object, name: str) -> int | None:
+    """vLLM's (and SGLang's) `GET /v1/models`: `max_model_len` of the served model."""
+    models = field(listing, "data")
+    if not isinstance(models, list):
+        return None
+    entries = [m for m in models if field(m, "id") == name] or (models if len(models) == 1 else [])
+    return _window(field(entries[0], "max_model_len")) if entries else None
+
+
+def window_from_props(props: object) -> int | None:
+    """llama.cpp's server `GET {root}/props`: `default_generation_settings.n_ctx` (per slot), else a
+    top-level `n_ctx` (newer servers)."""
+    settings = field(props, "default_generation_settings")
+    return _window(field(settings, "n_ctx")) or _window(field(props, "n_ctx"))
+
+
+def _text(value: object) -> str:
+    """Message content: text, null (a reply of reasoning alone), or a list of typed parts."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # [{"type": "text", "text": "..."}, ...]
+        return "".join(str(field(p, "text") or "") for p in value if field(p, "type") == "text")
+    raise Malformed(f"content that is not text: {_glimpse(value)}")
+
+
+def _reasoning(holder: object) -> str:
+    for name in _REASONING_FIELDS:  # some servers send both, with the same text: take one
+        value = field(holder, name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _finish(choice: object) -> str | None:
+    value = field(choice, "finish_reason")
+    return value if isinstance(value, str) else None
+
+
+def _count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _window(value: object) -> int | None:
+    return value if _count(value) and value > 0 else None
+
+
+def _glimpse(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else f"{text[:117]}..."
