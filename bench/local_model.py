@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from react_text import Agent
 from react_text.backends.local import LocalModel
-from react_text.evaluation import correct, example_for, load, toolset
+from react_text.evaluation import correct, load, toolset
 
 SUITE = Path(__file__).resolve().parent / "tasks" / "suite.jsonl"
 
@@ -34,9 +34,7 @@ def main() -> None:
         right = steps = 0
         started = time.perf_counter()
         for task in tasks:
-            agent = Agent(
-                model, tools=toolset(task.tools, SUITE.parent / "docs"), example=example_for(task), max_steps=6
-            )
+            agent = Agent(model, tools=toolset(task.tools, SUITE.parent / "docs")).with_limits(steps=6)
             result = agent.run(task.task)
             right += correct(result.answer, task.answer)
             steps += len(result.steps)

@@ -13,10 +13,10 @@ import json
 import sys
 from pathlib import Path
 
-from react_text import Agent
+from react_text import Agent, Limits, Prompting
 from react_text.backends.local import LocalModel
 from react_text.errors import ModelError
-from react_text.evaluation import example_for, load, toolset
+from react_text.evaluation import load, toolset
 
 SUITE = Path(__file__).parent / "tasks" / "suite.jsonl"
 
@@ -35,11 +35,8 @@ def main(path: str, name: str, limit: int = 12) -> None:
                 agent = Agent(
                     model,
                     tools=toolset(task.tools, SUITE.parent / "docs"),
-                    example=example_for(task) if few_shot else None,
-                    grammar=False,
-                    max_steps=3,
-                    reply_tokens=96,
-                    max_format_errors=2,
+                    limits=Limits(steps=3, reply_tokens=96, format_errors=2),
+                    prompting=Prompting(example="auto" if few_shot else None, grammar=False),
                 )
                 for step in agent.iter_steps(task.task):
                     if step.reply in seen:
