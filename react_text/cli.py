@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import config
+from . import config, trace
 from . import parser as parsing
 from .config import Choices
 from .episode import Approval
@@ -416,7 +416,7 @@ def _run_with(
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
         tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
-        agent = replace(agent, model=tracer.model(agent.model))
+        agent = replace(agent, model=tracer.model(model))
     try:
         run = agent.iter_steps(task)
         for step in run:
@@ -426,7 +426,7 @@ def _run_with(
                 _print_step(step, sys.stdout, agent.limits.tokens, paint)
         result = run.result
         if tracer:
-            tracer.end(result)
+            tracer.end(result, context_window=trace.window(agent.limits, model))
     finally:
         if tracer:
             tracer.close()
@@ -453,8 +453,6 @@ def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from . import trace
-
     paint = Paint.for_stream(sys.stdout)
     steps: list[Step] = []
     budget: int | None = None

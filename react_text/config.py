@@ -208,6 +208,7 @@ class Script:
 
     replies: tuple[str | Reply | ModelError, ...]
     start: Mapping[str, Any] = field(default_factory=dict)  # the trace's run_start event; {} for text
+    window: int | None = None  # the context window the recorded run was planned against
 
     @property
     def task(self) -> str | None:
@@ -216,7 +217,10 @@ class Script:
 
     @property
     def choices(self) -> Choices:
-        return Choices.recorded(self.start)
+        recorded = Choices.recorded(self.start)
+        if self.window is None or recorded.limits.get("context_tokens") is not None:
+            return recorded
+        return dataclasses.replace(recorded, limits={**recorded.limits, "context_tokens": self.window})
 
     def model(self, *, api: Api | None = None, grammar: bool | None = None) -> Model:
         """A fresh ScriptedModel of these replies, as the recorded model was (api, name, grammar)."""
@@ -247,7 +251,9 @@ def script(path: str | Path) -> Script:
         found: tuple[str | Reply | ModelError, ...] = tuple(trace.replies(path))
         if not found:
             raise ConfigError(f"{path} holds no replies to play")
-        return Script(found, start)
+        ends = [e for e in trace.read(path) if e["event"] == "run_end"]
+        window = ends[-1].get("context_window") if ends else None
+        return Script(found, start, window if isinstance(window, int) else None)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

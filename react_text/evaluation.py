@@ -243,14 +243,14 @@ async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResu
     from dataclasses import replace
 
     from .config import describe, file_name
-    from .trace import Tracer
+    from .trace import Tracer, window
 
     with Tracer(folder / f"{file_name(task.id)}.jsonl") as tracer:
         tracer.start(task.task, describe(agent, root=str(root)))
         run = replace(agent, model=tracer.model(agent.model)).aiter_steps(task.task)
         async for step in run:
             tracer.step(step)
-        tracer.end(run.result)
+        tracer.end(run.result, context_window=window(agent.limits, agent.model))
         return run.result
 
 

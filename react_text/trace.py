@@ -139,10 +139,12 @@ class Tracer:
     def step(self, step: Step) -> None:
         self.event("step", **step_dict(step))
 
-    def end(self, result: RunResult) -> None:
+    def end(self, result: RunResult, *, context_window: int | None = None) -> None:
+        """The last event. `context_window`: the window the run was planned against, if known
+        (a replay needs it to elide and size its requests as the run did)."""
         data = result_dict(result)
         del data["steps"], data["transcript"]  # already written, step by step
-        self.event("run_end", **data)
+        self.event("run_end", **data, context_window=context_window)
 
     def model(self, model: Model) -> Model:
         return _TracedModel(model, self)
@@ -252,6 +254,15 @@ def read(path: str | Path) -> Iterator[dict[str, Any]]:
                 "write one with react-text run --trace FILE"
             )
         yield event
+
+
+def window(agent_limits: Any, model: object) -> int | None:
+    """The context window a run was planned against: the limit given, else what the model said
+    (read after the run, when the model has looked it up already: no request is made)."""
+    if agent_limits.context_tokens is not None:
+        return int(agent_limits.context_tokens)
+    said = getattr(model, "context_window", None)
+    return said if isinstance(said, int) and not isinstance(said, bool) else None
 
 
 def start(path: str | Path) -> dict[str, Any]:

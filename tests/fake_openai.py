@@ -40,8 +40,9 @@ def question(messages: list[dict[str, str]]) -> str:
 
 
 class FakeServer:
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, delay: float = 0.0, window: int | None = None) -> None:
         self.delay = delay
+        self.window = window  # the context window it says at GET /v1/models, as vLLM does
         self.requests: list[tuple[str, int]] = []
         self._lock = threading.Lock()
         server = self
@@ -66,6 +67,17 @@ class FakeServer:
                     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                 }
                 data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if server.window is None or not self.path.endswith("/models"):
+                    self.send_error(404)
+                    return
+                data = json.dumps({"data": [{"id": "fake", "max_model_len": server.window}]}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from react_text import Limits
+
 
 def react_text(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -487,3 +489,25 @@ def test_a_trace_with_mcp_tools_replays_with_them(tmp_path: Path) -> None:
     assert replay.returncode == 0, replay.stderr
     assert untimed(replay.stdout) == untimed(live.stdout)
     assert "OBSERVATION: Sunny in Oslo, 21 C" in replay.stdout
+
+
+def test_a_replay_plans_against_the_window_the_run_had(tmp_path: Path) -> None:
+    """A server that says a small context window shapes each request's allowance; the replay,
+    with no server to ask, gets the window from the trace and sends the same requests."""
+    from fake_openai import FakeServer
+
+    trace_file, again = tmp_path / "run.jsonl", tmp_path / "again.jsonl"
+    with FakeServer(window=700) as server:
+        live = react_text(
+            "run", "--model", "fake", "--base-url", server.url, "--trace", str(trace_file), "What is 2 + 3?"
+        )
+    assert live.returncode == 0, live.stderr
+    end = json.loads(trace_file.read_text().splitlines()[-1])
+    assert end["event"] == "run_end" and end["context_window"] == 700
+    replay = react_text("run", "--script", str(trace_file), "--trace", str(again))
+    assert untimed(replay.stdout) == untimed(live.stdout)
+    sizes = [e["max_tokens"] for e in map(json.loads, trace_file.read_text().splitlines()) if e["event"] == "request"]
+    assert sizes and min(sizes) < Limits().reply_tokens  # the window, not the default allowance, set one
+    assert [
+        e["max_tokens"] for e in map(json.loads, again.read_text().splitlines()) if e["event"] == "request"
+    ] == sizes
