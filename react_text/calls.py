@@ -39,6 +39,7 @@ class Outcome:
 
     kind: Kind
     text: str
+    error_type: str = ""  # the exception's class when kind is "error" (for telemetry's error.type)
 
 
 def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
@@ -87,7 +88,7 @@ def _timed_out(tool: Tool, seconds: float | None) -> Outcome:
 
 def _failed(tool: Tool, exc: Exception) -> Outcome:
     text = prompting.render("corrections/tool_error", tool=tool.name, error_type=type(exc).__name__, error=exc)
-    return Outcome("error", text)
+    return Outcome("error", text, type(exc).__name__)
 
 
 def _run_coroutine(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> object:

@@ -3,45 +3,55 @@
 react-text run "What is 17 * 23 + 5?"                  the embedded local model
 react-text run --model gpt-4o-mini "..."                any OpenAI-compatible server
 echo 'ACTION: add[2, 3]' | react-text parse             one reply's parse, as JSON
+
+Models and tools are found by `config`, tasks run and are scored by `evaluation`. Whatever the
+user can get wrong (a file or module that is not there, a bad flag value) is a ConfigError: one
+line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TextIO
 
+from . import config, trace
 from . import parser as parsing
+from .config import Choices
 from .episode import Approval
-from .errors import ModelError, ReactTextError
+from .errors import ConfigError, ReactTextError
 from .limits import Limits
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
-from .types import Action, Final, ParseError, RunResult, Step
+from .types import Action, Final, ParseError, RunResult, Step, Usage
 
 EXAMPLES_RUN = """examples:
   react-text run "What is 17 * 23 + 5?"
   react-text run --model gpt-4o-mini "What is 2 ** 20?"          (OPENAI_API_KEY set)
-  react-text run --base-url http://127.0.0.1:8080/v1 --model local --api completion "..."
-  react-text run --tools mytools --json "..."                    (functions in mytools.py)
+  react-text run --base-url http://127.0.0.1:8080/v1 --model local --grammar "..."   (llama.cpp)
+  react-text run --tools ./mytools.py --json "..."                (the functions in mytools.py)
+  react-text run --trace run.jsonl "..."   then   react-text run --script run.jsonl   (a replay)
   react-text run --mcp "python server.py" --mcp http://127.0.0.1:8000/mcp "..."   (tools from MCP servers)
 """
 EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl                         (the embedded model)
   react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
-  react-text eval tasks.jsonl --base-url http://127.0.0.1:8080/v1 --model local --concurrency 8
+  react-text eval tasks.jsonl --model m --base-url http://127.0.0.1:8080/v1 --base-url http://127.0.0.1:8081/v1
+  react-text eval tasks.jsonl --model m --base-url ... --out results.jsonl --resume   (after a crash)
 """
 EXAMPLES_FETCH = """examples:
   react-text fetch qwen2.5-0.5b
   react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"
 """
 EXAMPLES_PARSE = """examples:
-  echo 'THOUGHT: x\\nACTION: add[2, 3]' | react-text parse
+  printf 'THOUGHT: x\\nACTION: add[2, 3]\\n' | react-text parse
   react-text parse --parser naive < reply.txt
   react-text parse replies.jsonl                  one JSON line of output per reply
   react-text parse --compare                       the robustness scoreboard on tests/data/replies.jsonl
@@ -76,12 +86,12 @@ def _arguments() -> argparse.ArgumentParser:
         "Run an agent on TASK and print each step as it happens.",
         EXAMPLES_RUN,
     )
-    run.add_argument("task", metavar="TASK", help="the task or question, in quotes")
-    _model_flags(run)
+    run.add_argument(
+        "task", metavar="TASK", nargs="?", help="the task or question, in quotes (with --script TRACE: the trace's)"
+    )
+    _model_flags(run, servers="one")
     _run_flags(run)
-    run.add_argument("--instructions-in", choices=["system", "user"], default="system")
-    run.add_argument("--tools", metavar="MODULE", help="add the public functions of a Python module as tools")
-    run.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
+    _tool_flags(run)
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
     run.add_argument("--trace", metavar="FILE", help="write every event to FILE as JSON lines, as it happens")
     run.add_argument("--yes", action="store_true", help="run risky tools without asking")
@@ -102,18 +112,24 @@ def _arguments() -> argparse.ArgumentParser:
         commands,
         "eval",
         "run a file of tasks and score the answers",
-        "Run every task of TASKS (JSON Lines: id, task, answer, tools) and print a results table.",
+        "Run every task of TASKS (JSON Lines: id, task, answer, tools), many at once against servers, "
+        "and print a results table.",
         EXAMPLES_EVAL,
     )
     evaluate.add_argument("tasks", metavar="TASKS", help="a .jsonl file of tasks")
-    _model_flags(evaluate)
+    _model_flags(evaluate, servers="many")
     _run_flags(evaluate)
     evaluate.add_argument("--root", metavar="DIR", help="folder for the file tools (default: docs/ beside TASKS)")
-    evaluate.add_argument("--concurrency", type=_positive, default=4, help="tasks at once against a server (default 4)")
-    evaluate.add_argument("--out", metavar="FILE", help="write one JSON line of results per task to FILE")
     evaluate.add_argument(
-        "--parser", choices=sorted(parsing.PARSERS), default="tolerant", help="how replies are read (default tolerant)"
+        "--concurrency",
+        type=_positive,
+        help="episodes at once (default: 4 per server; the in-process model runs one at a time)",
     )
+    evaluate.add_argument("--out", metavar="FILE", help="write one JSON line per task to FILE as each one finishes")
+    evaluate.add_argument(
+        "--resume", action="store_true", help="keep the results already in --out FILE and run only the other tasks"
+    )
+    evaluate.add_argument("--trace", metavar="DIR", help="write a trace per task to DIR/ID.jsonl")
     evaluate.set_defaults(handler=_eval)
 
     fetch = _command(
@@ -186,23 +202,32 @@ def _command(commands: Any, name: str, summary: str, description: str, examples:
     return parser
 
 
-def _model_flags(command: argparse.ArgumentParser) -> None:
+def _model_flags(command: argparse.ArgumentParser, *, servers: str) -> None:
     command.add_argument(
         "--model",
         default=os.environ.get("REACT_TEXT_MODEL"),
         help="model name on an OpenAI-compatible server, or a .gguf file to run in-process "
         "(default: the embedded SmolLM2-135M-Instruct)",
     )
-    command.add_argument(
-        "--base-url", help="server URL (default: $OPENAI_BASE_URL, used only when --model names a server model)"
-    )
+    if servers == "many":
+        command.add_argument(
+            "--base-url",
+            action="append",
+            help="server URL; give it again for more servers: episodes are spread over them, each episode "
+            "staying on one (default: $OPENAI_BASE_URL, used only when --model names a server model)",
+        )
+    else:
+        command.add_argument(
+            "--base-url", help="server URL (default: $OPENAI_BASE_URL, used only when --model names a server model)"
+        )
     command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     command.add_argument("--stream", action="store_true", help="stream replies from a server")
     command.add_argument(
         "--script",
         metavar="FILE",
-        help="play the replies of a trace (.jsonl) or of a text file (replies between lines of ---) "
-        "instead of calling a model",
+        help="play the replies of a trace (.jsonl: with its settings, unless flags change them) or of a text "
+        "file (replies between lines of ---) instead of calling a model"
+        + ("; for eval also a folder of ID.jsonl traces (eval --trace DIR), one a task" if servers == "many" else ""),
     )
 
 
@@ -210,25 +235,38 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
     """Budgets and prompt choices, shared by run and eval (unset: as the model recommends)."""
     defaults = Limits()
     command.add_argument("--max-steps", type=_positive, help=f"model calls allowed a run (default {defaults.steps})")
-    command.add_argument("--max-tokens", type=_positive, default=None, help="tokens allowed over a whole run")
+    command.add_argument("--max-tokens", type=_positive, help="tokens allowed over a whole run (default: no limit)")
     command.add_argument(
         "--reply-tokens", type=_positive, help=f"reply allowance per call (default {defaults.reply_tokens})"
     )
     command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
     command.add_argument(
+        "--instructions-in", choices=["system", "user"], help="where the instructions go (default system)"
+    )
+    command.add_argument(
         "--grammar",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="constrain decoding to the protocol (default: when the model takes a grammar; "
-        "--grammar for a llama.cpp server)",
+        help="constrain decoding to the protocol (default: on for the in-process model; "
+        "--grammar for a llama.cpp server, which takes a GBNF grammar)",
     )
     command.add_argument(
         "--act-first",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="under the grammar, the first reply must be an ACTION (default: as the model recommends; "
-        "on for the embedded model)",
+        help="under the grammar, the first reply must be an ACTION (default: as the model recommends)",
     )
+    command.add_argument("--parser", choices=sorted(parsing.PARSERS), help="how replies are read (default tolerant)")
+
+
+def _tool_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--tools",
+        metavar="MODULE",
+        action="append",
+        help="add the public functions of a module (a name on the path, or a file: ./mytools.py) as tools",
+    )
+    command.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
 
 
 def _mcp_flags(command: argparse.ArgumentParser, *, servers: bool = True) -> None:
@@ -266,10 +304,45 @@ def _mcp_list(args: argparse.Namespace) -> int:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
     return value
+
+
+def _choices(args: argparse.Namespace) -> Choices:
+    """What the flags choose (what they leave unset comes from a trace, else the model)."""
+    limits = {
+        name: value
+        for name, value in (("steps", args.max_steps), ("tokens", args.max_tokens), ("reply_tokens", args.reply_tokens))
+        if value is not None
+    }
+    prompt: dict[str, Any] = {}
+    if args.zero_shot:
+        prompt["example"] = None
+    for name in ("grammar", "act_first", "instructions_in"):
+        if getattr(args, name) is not None:
+            prompt[name] = getattr(args, name)
+    return Choices(
+        limits=limits,
+        prompting=prompt,
+        parser=args.parser,
+        root=getattr(args, "root", None),
+        modules=tuple(getattr(args, "tools", None) or ()),
+        mcp=tuple(getattr(args, "mcp", None) or ()),
+    )
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
 # --- parse ----------------------------------------------------------------------------------------
@@ -281,21 +354,22 @@ def _parse(args: argparse.Namespace) -> int:
 
         path = args.file or os.path.join("tests", "data", "replies.jsonl")
         if not os.path.exists(path):
-            raise ModelError(f"no corpus at {path}: give a corpus file (JSON lines with text and expected)")
+            raise ConfigError(f"no corpus at {path}: give a corpus file (JSON lines with text and expected)")
         print(corpus.scoreboard(corpus.score(corpus.load(path), parsing.PARSERS)))
         return 0
     read = parsing.PARSERS["strict" if args.strict else args.parser]
     if args.file and args.file.endswith(".jsonl"):
-        with open(args.file, encoding="utf-8") as handle:
-            rows = [json.loads(line) for line in handle if line.strip()]
-        for row in rows:
-            print(json.dumps({"id": row.get("id"), **parsed_dict(read(row["text"]))}, ensure_ascii=False))
+        for number, line in enumerate(_read(args.file).splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                text = row["text"]
+            except (ValueError, KeyError, TypeError):
+                raise ConfigError(f'{args.file}:{number}: not a reply line ({{"text": ...}})') from None
+            print(json.dumps({"id": row.get("id"), **parsed_dict(read(text))}, ensure_ascii=False))
         return 0
-    if args.file:
-        with open(args.file, encoding="utf-8") as handle:
-            text = handle.read()
-    else:
-        text = sys.stdin.read()
+    text = _read(args.file) if args.file else sys.stdin.read()
     parsed = read(text)
     print(json.dumps(parsed_dict(parsed), ensure_ascii=False, indent=2))
     return 1 if isinstance(parsed, ParseError) else 0
@@ -305,34 +379,46 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if not (args.mcp or args.mcp_env or args.mcp_header):
-        return _run_with(args, ())
+    choices = _choices(args)
+    task = args.task
+    count_tokens = None
+    if args.script:
+        script = config.script(args.script)
+        choices = choices.over(script.choices)
+        model = script.model(api=args.api, grammar=args.grammar)
+        count_tokens = script.count_tokens()
+        task = task if task is not None else script.task
+    else:
+        model = config.model(args.model, base_url=args.base_url, api=args.api, stream=args.stream, grammar=args.grammar)
+    if task is None:
+        raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
+    if not task.strip():
+        raise ConfigError("the task is empty: give a question, in quotes")
+    tools = config.tools(root=choices.root, modules=choices.modules)
+    if not (choices.mcp or args.mcp_env or args.mcp_header):
+        return _run_with(args, task, model, tools, choices, count_tokens)
     from .mcp import from_cli
 
-    with from_cli(args.mcp, args.mcp_env, args.mcp_header) as found:
-        return _run_with(args, found)
+    with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
+        return _run_with(args, task, model, [*tools, *found], choices, count_tokens)
 
 
-def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
-    from .loop import Agent
-    from .toolbox import default_tools
-
-    model = _model(args)
-    tool_list: list[Any] = default_tools(args.root)
-    if args.tools:
-        tool_list += _module_tools(args.tools)
-    tool_list += mcp_tools
-    agent = _configured(Agent(model, tools=tool_list, approve=_approver(args.yes)), args)
-    agent = replace(agent, prompting=replace(agent.prompting, instructions_in=args.instructions_in))
+def _run_with(
+    args: argparse.Namespace,
+    task: str,
+    model: Any,
+    tools: Sequence[Tool],
+    choices: Choices,
+    count_tokens: Callable[[str], int] | None,
+) -> int:
+    agent = config.agent(model, tools, choices, approve=_approver(args.yes), count_tokens=count_tokens)
     paint = Paint.for_stream(sys.stdout)
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
-        agent = replace(agent, model=tracer.model(agent.model))
-        tracer.event(
-            "run_start", task=args.task, model=repr(model), max_steps=agent.limits.steps, max_tokens=agent.limits.tokens
-        )
+        tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
+        agent = replace(agent, model=tracer.model(model))
     try:
-        run = agent.iter_steps(args.task)
+        run = agent.iter_steps(task)
         for step in run:
             if tracer:
                 tracer.step(step)
@@ -340,7 +426,7 @@ def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
                 _print_step(step, sys.stdout, agent.limits.tokens, paint)
         result = run.result
         if tracer:
-            tracer.end(result)
+            tracer.end(result, context_window=trace.window(agent.limits, model))
     finally:
         if tracer:
             tracer.close()
@@ -349,23 +435,6 @@ def _run_with(args: argparse.Namespace, mcp_tools: Sequence[Tool]) -> int:
     else:
         _print_end(result, sys.stdout, paint)
     return 0 if result.stop_reason == "final" else 1
-
-
-def _configured(agent: Any, args: argparse.Namespace) -> Any:
-    """The agent with the limits and prompt choices the flags name (the rest as the model recommends)."""
-    limits = {
-        name: value
-        for name, value in (("steps", args.max_steps), ("tokens", args.max_tokens), ("reply_tokens", args.reply_tokens))
-        if value is not None
-    }
-    prompt: dict[str, Any] = {}
-    if args.zero_shot:
-        prompt["example"] = None
-    if args.grammar is not None:
-        prompt["grammar"] = args.grammar
-    if args.act_first is not None:
-        prompt["act_first"] = args.act_first
-    return replace(agent, limits=replace(agent.limits, **limits), prompting=replace(agent.prompting, **prompt))
 
 
 def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
@@ -384,18 +453,19 @@ def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from . import trace
-    from .types import Usage
-
     paint = Paint.for_stream(sys.stdout)
     steps: list[Step] = []
+    budget: int | None = None
     code = 1
     for event in trace.read(args.trace):
         if event["event"] == "run_start":
-            print(paint.dim(f"task: {event['task']}  ·  model: {event['model']}"))
+            model = event.get("model")
+            named = f"{model.get('name')} ({model.get('api')})" if isinstance(model, dict) else model
+            budget = (event.get("limits") or {}).get("tokens", event.get("max_tokens"))
+            print(paint.dim(f"task: {event.get('task')}  ·  model: {named}"))
         elif event["event"] == "step":
             steps.append(trace.step_from(event))
-            _print_step(steps[-1], sys.stdout, event.get("max_tokens"), paint)
+            _print_step(steps[-1], sys.stdout, budget, paint)
         elif event["event"] == "run_end":
             usage = Usage(event["usage"]["prompt_tokens"], event["usage"]["completion_tokens"])
             result = RunResult(
@@ -422,56 +492,6 @@ def _fetch(args: argparse.Namespace) -> int:
     path = fetch_model(args.name, progress if sys.stderr.isatty() else None)
     print(f"\n{path}")
     return 0
-
-
-def _model(args: argparse.Namespace) -> Any:
-    if args.script:
-        from . import trace
-        from .backends.scripted import ScriptedModel
-
-        if args.script.endswith(".jsonl"):
-            return ScriptedModel(trace.replies(args.script), api=args.api or "chat")
-        with open(args.script, encoding="utf-8") as handle:
-            replies = [r.strip("\n") for r in handle.read().split("\n---\n")]
-        return ScriptedModel(replies, api=args.api or "chat")
-    from .download import MODELS, resolve
-
-    if args.model in MODELS and not args.base_url:
-        local = resolve(args.model)
-        if local is None:
-            raise ModelError(f"{args.model} is not downloaded yet: react-text fetch {args.model}")
-        args.model = str(local)
-    if args.model is None or args.model.endswith(".gguf"):
-        if args.base_url:
-            raise ModelError("--base-url needs --model NAME (the model's name on that server)")
-        from .backends.local import LocalModel
-
-        return LocalModel(args.model, api=args.api or "completion")
-    from .backends.openai_api import OpenAIChat, OpenAICompletion
-
-    backend = OpenAICompletion if args.api == "completion" else OpenAIChat
-    return backend(args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"), stream=args.stream)
-
-
-def _module_tools(name: str) -> list[Tool | Callable[..., object]]:
-    sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(name.removesuffix(".py"))
-    except ImportError as exc:
-        raise ModelError(f"could not import the tools module {name!r}: {exc}") from exc
-
-    def defined_here(value: object) -> bool:
-        fn = value.fn if isinstance(value, Tool) else value
-        return getattr(fn, "__module__", None) == module.__name__
-
-    found = [
-        value
-        for key, value in vars(module).items()
-        if not key.startswith("_") and (isinstance(value, Tool) or callable(value)) and defined_here(value)
-    ]
-    if not found:
-        raise ModelError(f"the module {name!r} defines no public functions to use as tools")
-    return found
 
 
 class Paint:
@@ -523,7 +543,7 @@ def _print_end(result: RunResult, out: TextIO, paint: Paint) -> None:
     forced = " (forced answer)" if result.forced else ""
     out.write(
         paint.dim(
-            f"── {result.stop_reason}{forced} · {len(result.steps)} steps · {usage.prompt_tokens} prompt + "
+            f"── {result.stop_reason}{forced} · {_plural(len(result.steps), 'step')} · {usage.prompt_tokens} prompt + "
             f"{usage.completion_tokens} completion = {usage.total_tokens} tokens"
         )
         + "\n"
@@ -535,42 +555,117 @@ def _print_end(result: RunResult, out: TextIO, paint: Paint) -> None:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from . import evaluation
 
     tasks = evaluation.load(args.tasks)
-    model = _model(args)
-    local = getattr(model, "stats", None) is not None  # an in-process model: one task at a time
     root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
-    from .loop import Agent
-
-    configured = _configured(Agent(model), args)
-    outcomes = []
-    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 - closed below
+    if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
+        raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
+    for names in {t.tools for t in tasks}:
+        evaluation.toolset(names, root)  # an unknown tool name is an error before anything runs
+    choices = _choices(args)
+    models: Any
+    if args.script:
+        models, recorded = config.scripts(args.script, [t.id for t in tasks])
+        choices = choices.over(recorded)
+        probe = models(tasks[0]) if tasks else config.Script(()).model()
+        concurrency = args.concurrency or 4
+    else:
+        urls = args.base_url or [None]
+        models = [
+            config.model(args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar)
+            for url in urls
+        ]
+        probe = models[0]
+        concurrency = 1 if config.is_in_process(probe) else args.concurrency or 4 * len(models)
+    limits, prompting = config.settle(probe, choices)
+    if args.resume and not args.out:
+        raise ConfigError("--resume needs --out FILE: the results to keep")
+    done = evaluation.finished(args.out) if args.resume else []
+    known = {t.id for t in tasks}
+    done = [o for o in done if o.id in known]
+    todo = [t for t in tasks if t.id not in {o.id for o in done}]
+    if args.trace:
+        Path(args.trace).mkdir(parents=True, exist_ok=True)
+    outcomes = list(done)
+    progress = Progress(len(tasks), len(done), sys.stderr)
     try:
-        progress = evaluation.evaluate(
-            tasks,
-            model,
+        out = open(args.out, "a" if args.resume else "w", encoding="utf-8") if args.out else None  # noqa: SIM115
+    except OSError as exc:
+        raise ConfigError(f"cannot write {args.out}: {exc.strerror}") from exc
+
+    async def run_all() -> None:
+        async for outcome in evaluation.aevaluate(
+            todo,
+            models,
             root=root,
-            concurrency=1 if local else args.concurrency,
-            limits=configured.limits,
-            prompting=configured.prompting,
-            parser=parsing.PARSERS[args.parser],
-        )
-        for done, outcome in enumerate(progress, 1):
+            concurrency=concurrency,
+            limits=limits,
+            prompting=prompting,
+            parser=parsing.PARSERS[choices.parser or "tolerant"],
+            traces=Path(args.trace) if args.trace else None,
+        ):
             outcomes.append(outcome)
             if out:
                 out.write(evaluation.as_json(outcome) + "\n")
                 out.flush()
-            mark = "✓" if outcome.ok else "✗"
-            end = "\r" if sys.stderr.isatty() and done < len(tasks) else "\n"
-            sys.stderr.write(f"[{done}/{len(tasks)}] {mark} {outcome.id}{' ' * 20}{end}")
+            progress.update(outcome)
+
+    try:
+        asyncio.run(run_all())
     finally:
+        progress.close()
         if out:
             out.close()
+    order = {t.id: n for n, t in enumerate(tasks)}
+    outcomes.sort(key=lambda o: order[o.id])
     print(evaluation.table(outcomes))
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+class Progress:
+    """How far an eval has got: a bar redrawn in place on a terminal, one line a task when piped."""
+
+    def __init__(self, total: int, done: int, out: TextIO) -> None:
+        self.total = total
+        self.done = done
+        self.right = 0
+        self.out = out
+        self.live = out.isatty()
+        self.started = time.monotonic()
+        self.first = done
+        if done:
+            out.write(f"{done} of {total} tasks already done: running the other {total - done}\n")
+
+    def update(self, outcome: Any) -> None:
+        self.done += 1
+        self.right += outcome.ok
+        if not self.live:
+            mark = "✓" if outcome.ok else "✗"
+            self.out.write(
+                f"[{self.done}/{self.total}] {mark} {outcome.id} · {outcome.stop_reason} · "
+                f"{_plural(outcome.steps, 'step')} · {outcome.seconds:.2f}s\n"
+            )
+            self.out.flush()
+            return
+        elapsed = time.monotonic() - self.started
+        rate = (self.done - self.first) / elapsed if elapsed > 0 else 0.0
+        left = f" · {(self.total - self.done) / rate:.0f}s left" if rate and self.done < self.total else ""
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        bar = "█" * filled + "░" * (width - filled)
+        ran = self.done - self.first
+        self.out.write(f"\r{bar} {self.done}/{self.total} · {self.right}/{ran} right · {rate:.1f} tasks/s{left}\033[K")
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.live and self.done > self.first:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 if __name__ == "__main__":

@@ -1,30 +1,47 @@
 """Run a file of tasks against a model and score the answers: the task suite and `react-text eval`.
 
+    tasks = load("bench/tasks/suite.jsonl")
+    async for outcome in aevaluate(tasks, [server_a, server_b], root=docs, concurrency=8): ...
+    outcomes = evaluate(tasks, model, root=docs)            # the same, from sync code, in task order
+
 A task file is JSON Lines: {"id": ..., "task": ..., "answer": ..., "tools": ["calculator", ...]}.
-An answer is right when its first or last number equals a numeric expected answer, or when it
-contains a textual expected answer (case-insensitive). Runs against a server go in parallel
-(threads sharing one thread-safe client); runs of an in-process model go one at a time.
+Episodes run as asyncio tasks over the models' async calls (`agenerate`; a model without one has
+its `generate` run on a thread), at most `concurrency` at once, and each outcome is handed over as
+soon as its episode ends, so a caller can write it down at once and a crash loses nothing done.
+
+`models` is one model, or one per server: an episode starts on the server with the fewest episodes
+in flight and stays there, so the server's prefix cache keeps hitting for the rest of it. Or it is
+a function that gives each task a model of its own (a script per task): then what a task gets
+never depends on which episode asked first, whatever the concurrency.
+
+Scoring (`correct`): a textual answer is right when it contains the expected text (case-insensitive).
+A numeric one is right when the expected value is the answer's only number, or its final (or first)
+number with the rest of the numbers an arithmetic working that comes to it (`17 * 3 = 51`,
+`234 (89 + 145)`); any other number in the answer makes it wrong (`10: 2: 2: 2` is not a 2).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import regex
 
+from .errors import ConfigError, safe_url
 from .limits import Limits, Prompting
 from .loop import Agent, Parser
 from .parser import parse
-from .toolbox import Files, calculator
+from .toolbox import CalculatorError, Files, calculate, calculator
 from .tools import Tool
 from .types import Model, RunResult
 
 _NUMBER = regex.compile(r"-?\d[\d,]*(?:\.\d+)?")
+ModelFor = Callable[["Task"], Model]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,29 +64,101 @@ class Outcome:
     tokens: int
     seconds: float
     error: str | None = None
+    server: str | None = None  # the server the episode ran on (its URL), when it ran on one
 
 
 def load(path: str | Path) -> list[Task]:
-    tasks = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    """The tasks of a task file; ConfigError naming the line when one is not a task."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such task file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the task file {path}: {exc}") from exc
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            tasks.append(Task(str(row["id"]), row["task"], str(row["answer"]), tuple(row.get("tools", ["calculator"]))))
+            task = Task(str(row["id"]), row["task"], str(row["answer"]), tuple(row.get("tools", ["calculator"])))
+            if not isinstance(task.task, str) or not all(isinstance(n, str) for n in task.tools):
+                raise TypeError("task must be text and tools a list of names")
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{number}: not a task ({exc})") from exc
+            detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ConfigError(
+                f'{path}:{number}: not a task ({detail}); a line is {{"id": ..., "task": ..., "answer": ...}}'
+            ) from None
+        if task.id in seen:
+            raise ConfigError(f"{path}:{number}: the id {task.id!r} is used twice (ids name results)")
+        seen.add(task.id)
+        tasks.append(task)
     return tasks
 
 
+def finished(path: str | Path) -> list[Outcome]:
+    """The outcomes already written to a results file (a last line cut short by a crash is skipped)."""
+    try:
+        lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the results file {path}: {exc}") from exc
+    outcomes = []
+    for number, line in enumerate(lines, 1):
+        try:
+            outcomes.append(Outcome(**json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            if number == len(lines):
+                break  # cut short by a crash: that task runs again
+            raise ConfigError(f"{path}:{number}: not a result line of react-text eval ({exc})") from None
+    return outcomes
+
+
 def correct(answer: str | None, expected: str) -> bool:
+    """Whether `answer` gives `expected` (see the module's docstring for the rule)."""
     if answer is None:
         return False
-    if _NUMBER.fullmatch(expected.strip()):
-        want = float(expected.replace(",", ""))
-        numbers = [float(n.replace(",", "")) for n in _NUMBER.findall(answer)]
-        return bool(numbers) and any(abs(n - want) < 1e-6 * max(1.0, abs(want)) for n in (numbers[0], numbers[-1]))
-    return expected.casefold() in answer.casefold()
+    if not _NUMBER.fullmatch(expected.strip()):
+        return expected.strip().casefold() in answer.casefold()
+    want = _value(expected.strip())
+    found = list(_NUMBER.finditer(answer))
+    if len(found) == 1:
+        return _same(_value(found[0].group()), want)
+    if len(found) > 1 and _same(_value(found[-1].group()), want):
+        start, end = _span(answer, found[0].start(), found[-2].end())
+        if answer[end : found[-1].start()].strip() == "=" and _comes_to(answer[start:end], want):
+            return True
+    if len(found) > 1 and _same(_value(found[0].group()), want):
+        start, end = _span(answer, found[1].start(), found[-1].end())
+        if answer[found[0].end() : start].strip() in ("", "=") and _comes_to(answer[start:end], want):
+            return True
+    return False
+
+
+def _value(number: str) -> float:
+    return float(number.replace(",", ""))
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) < 1e-6 * max(1.0, abs(b))
+
+
+def _span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened over the brackets around it."""
+    while start > 0 and text[start - 1] in " (":
+        start -= 1
+    while end < len(text) and text[end] in " )":
+        end += 1
+    return start, end
+
+
+def _comes_to(working: str, want: float) -> bool:
+    try:
+        return _same(float(calculate(working)), want)
+    except (CalculatorError, ValueError):
+        return False
 
 
 def toolset(names: Sequence[str], root: Path) -> list[Tool]:
@@ -77,39 +166,112 @@ def toolset(names: Sequence[str], root: Path) -> list[Tool]:
     available = {"calculator": calculator, **files}
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise ValueError(f"unknown tools in the task file: {', '.join(unknown)} (have {', '.join(available)})")
+        raise ConfigError(f"unknown tools in the task file: {', '.join(unknown)} (have {', '.join(available)})")
     chosen = [available[n] for n in names]
     if "search" in names and "read" not in names:
         chosen.append(files["read"])
     return chosen
 
 
-def evaluate(
-    tasks: Sequence[Task],
-    model: Model,
+async def aevaluate(
+    tasks: Iterable[Task],
+    models: Model | Sequence[Model] | ModelFor,
     *,
     root: Path,
     concurrency: int = 1,
     limits: Limits | None = None,
     prompting: Prompting | None = None,
     parser: Parser = parse,
-) -> Iterator[Outcome]:
-    """Run every task; yield the outcomes in task order. `root` is the folder the file tools read."""
+    traces: Path | None = None,
+) -> AsyncIterator[Outcome]:
+    """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
 
-    def one(task: Task) -> Outcome:
-        agent = Agent(model, tools=toolset(task.tools, root), limits=limits, prompting=prompting, parser=parser)
-        started = time.perf_counter()
-        result = agent.run(task.task)
-        return _outcome(task, result, time.perf_counter() - started)
+    `root` is the folder the file tools read. `traces`: a folder to write one trace per task
+    (`<id>.jsonl`, as `react-text run --trace` writes it).
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    servers: Sequence[Model] = ()
+    if not callable(models):
+        servers = [models] if hasattr(models, "generate") else models  # type: ignore[list-item]
+    busy = [0] * len(servers)
+    gate = asyncio.Semaphore(concurrency)
 
-    if concurrency <= 1:
-        yield from map(one, tasks)
-        return
-    with ThreadPoolExecutor(concurrency) as pool:
-        yield from pool.map(one, tasks)
+    async def episode(task: Task) -> Outcome:
+        async with gate:
+            if servers:
+                which = min(range(len(servers)), key=busy.__getitem__)  # the least busy: spread, then stick
+                model = servers[which]
+                busy[which] += 1
+            else:
+                model = models(task)  # type: ignore[operator]
+            try:
+                return await _episode(task, model, root, limits, prompting, parser, traces)
+            finally:
+                if servers:
+                    busy[which] -= 1
+
+    pending = [asyncio.ensure_future(episode(task)) for task in tasks]
+    try:
+        for next_done in asyncio.as_completed(pending):
+            yield await next_done
+    finally:
+        for running in pending:
+            running.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
-def _outcome(task: Task, result: RunResult, seconds: float) -> Outcome:
+async def _episode(
+    task: Task,
+    model: Model,
+    root: Path,
+    limits: Limits | None,
+    prompting: Prompting | None,
+    parser: Parser,
+    traces: Path | None,
+) -> Outcome:
+    agent = Agent(model, tools=toolset(task.tools, root), limits=limits, prompting=prompting, parser=parser)
+    started = time.perf_counter()
+    if traces is None:
+        result = await agent.arun(task.task)
+    else:
+        result = await _traced(agent, task, root, traces)
+    return _outcome(task, result, time.perf_counter() - started, _server(model))
+
+
+async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:
+    from dataclasses import replace
+
+    from .config import describe, file_name
+    from .trace import Tracer, window
+
+    with Tracer(folder / f"{file_name(task.id)}.jsonl") as tracer:
+        tracer.start(task.task, describe(agent, root=str(root)))
+        run = replace(agent, model=tracer.model(agent.model)).aiter_steps(task.task)
+        async for step in run:
+            tracer.step(step)
+        tracer.end(run.result, context_window=window(agent.limits, agent.model))
+        return run.result
+
+
+def evaluate(
+    tasks: Sequence[Task], models: Model | Sequence[Model] | ModelFor, *, root: Path, **options: Any
+) -> list[Outcome]:
+    """`aevaluate` from sync code: every outcome, in task order."""
+
+    async def collect() -> list[Outcome]:
+        return [outcome async for outcome in aevaluate(tasks, models, root=root, **options)]
+
+    order = {task.id: number for number, task in enumerate(tasks)}
+    return sorted(asyncio.run(collect()), key=lambda o: order[o.id])
+
+
+def _server(model: Model) -> str | None:
+    url = getattr(model, "url", None)
+    return safe_url(url).rstrip("/") if url else None
+
+
+def _outcome(task: Task, result: RunResult, seconds: float, server: str | None) -> Outcome:
     return Outcome(
         id=task.id,
         ok=correct(result.answer, task.answer),
@@ -121,6 +283,7 @@ def _outcome(task: Task, result: RunResult, seconds: float) -> Outcome:
         tokens=result.usage.total_tokens,
         seconds=round(seconds, 3),
         error=result.error,
+        server=server,
     )
 
 

@@ -1,22 +1,62 @@
-"""OpenTelemetry spans for runs, model calls and tool calls (a no-op until the SDK is wired).
+"""OpenTelemetry spans for runs, model calls and tool calls, named by the GenAI semantic conventions.
 
-spans = telemetry.start(agent, task)      # the run's span
-with spans.around(command) as span:       # a model call or a tool call, as a child span
-    event = ...
-    span.record(event)
-spans.end(result)                          # or spans.fail(exc)
+The drivers call this seam; it emits through `opentelemetry-api` when that is installed (the `otel`
+extra) and does nothing otherwise (nothing is even imported). As a library should, it only uses
+the API: the application sets up the SDK and its exporter, and without one the API's spans are
+no-ops. The conventions followed are those of semantic-conventions v1.41.0 (`docs/gen-ai/`:
+gen-ai-agent-spans.md, gen-ai-spans.md; status Development), the last release that held them
+before they moved to their own repository.
+
+    invoke_agent [NAME]            INTERNAL  the run; its status is ERROR when it ends in model_error
+    ├── chat MODEL                 CLIENT    a model call (text_completion MODEL for a completion
+    │                                        model; INTERNAL for a model in this process)
+    └── execute_tool TOOL          INTERNAL  a tool call; ERROR when the tool raised or timed out
+
+    spans = telemetry.start(agent, task)      # the run's span
+    with spans.around(command) as span:       # a model call or a tool call, as a child span
+        event = ...
+        span.record(event)
+    spans.end(result)                          # or spans.fail(exc)
+
+Child spans take the run's span as their parent explicitly: a sync run is an iterator, and the
+code that iterates it may start spans of its own between steps. The run's span is never made
+current; a call's span is current while the call runs (so an HTTP client's own instrumentation
+nests under it). When the run's span is not recording (no SDK, or not sampled), no child span is
+made at all.
+
+Attributes: `gen_ai.operation.name`, `gen_ai.provider.name` ("openai" for OpenAI-compatible servers,
+"llama_cpp" in-process), `gen_ai.request.model`, `gen_ai.request.max_tokens`, `gen_ai.usage.input_tokens`,
+`gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`, `gen_ai.tool.name`,
+`gen_ai.tool.description`, `gen_ai.agent.name` (when the agent has a name), `server.address` and
+`server.port`, `error.type` (the exception's class: ModelError, ContextLengthError, the tool's
+KeyError...; "timeout" for a tool that overran), and the run's `react_text.stop_reason`,
+`react_text.steps`, `react_text.tool_calls`, `react_text.forced`.
+
+Content (the task, prompts, replies, tool arguments and results, the answer) can be sensitive and
+is never recorded unless the user opts in with the conventions' own switch,
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; then `gen_ai.input.messages`,
+`gen_ai.output.messages`, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` are recorded
+as JSON strings, keys scrubbed. API keys are never recorded.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from .errors import scrub
 
 if TYPE_CHECKING:
     from .episode import Command, Event
     from .loop import Agent
-    from .types import RunResult
+    from .types import Model, Request, RunResult
+
+CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_IN_PROCESS = {"LocalModel": "llama_cpp", "ScriptedModel": "react_text.scripted"}
 
 
 class _Call:
@@ -39,7 +79,224 @@ class RunSpans:
 
 
 _NONE = RunSpans()
+_api: Any = None  # the opentelemetry.trace module, once looked for; False when it is not installed
+_tracer: Any = None
 
 
 def start(agent: Agent, task: str) -> RunSpans:
-    return _NONE
+    """The spans of a run that starts now: a no-op without opentelemetry-api or when not recording."""
+    global _api, _tracer
+    if _api is None:
+        try:
+            from opentelemetry import trace
+        except ImportError:
+            _api = False
+        else:
+            _api = trace
+            _tracer = trace.get_tracer("react_text", _version())
+    if _api is False:
+        return _NONE
+    run = _Spans(_api, _tracer, agent, task)
+    return run if run.recording else _Ended(run)
+
+
+class _Ended(RunSpans):
+    """A run whose span records nothing: end it, and make no child spans."""
+
+    def __init__(self, run: _Spans) -> None:
+        self._run = run
+
+    def end(self, result: RunResult) -> None:
+        self._run.span.end()
+
+    def fail(self, error: BaseException) -> None:
+        self._run.span.end()
+
+
+class _Spans(RunSpans):
+    def __init__(self, api: Any, tracer: Any, agent: Agent, task: str) -> None:
+        self._api = api
+        self._tracer = tracer
+        self._model: Model = agent.model
+        self._capture = os.environ.get(CAPTURE, "").strip().lower() in ("true", "1", "yes")
+        self._failure: str | None = None
+        backend = getattr(agent.model, "inner", agent.model)  # a model recorded in a trace: the one it records
+        self._provider = _provider(backend)
+        self._in_process = type(backend).__name__ in _IN_PROCESS
+        self._server = _server(backend)
+        name = getattr(agent, "name", None)
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": self._provider,
+            "gen_ai.request.model": agent.model.name,
+            "gen_ai.request.max_tokens": agent.limits.reply_tokens,
+        }
+        if name:
+            attributes["gen_ai.agent.name"] = name
+        self.span = tracer.start_span(
+            f"invoke_agent {name}" if name else "invoke_agent",
+            kind=api.SpanKind.INTERNAL,
+            attributes=attributes,
+        )
+        self.recording: bool = self.span.is_recording()
+        if self.recording and self._capture:
+            self.span.set_attribute("gen_ai.input.messages", _messages("user", task))
+        self._parent = api.set_span_in_context(self.span)
+
+    @contextmanager
+    def around(self, command: Command) -> Iterator[_Call]:
+        from .episode import Invoke, Send
+
+        if isinstance(command, Send):
+            span = self._model_span(command.request)
+            call: _Call = _ModelCall(span, self)
+        elif isinstance(command, Invoke):
+            span = self._tracer.start_span(
+                f"execute_tool {command.tool.name}",
+                context=self._parent,
+                kind=self._api.SpanKind.INTERNAL,
+                attributes={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": command.tool.name,
+                    "gen_ai.tool.description": command.tool.description,
+                    "gen_ai.tool.type": "function",
+                },
+            )
+            if self._capture:
+                arguments = dict(command.arguments.arguments)
+                span.set_attribute("gen_ai.tool.call.arguments", scrub(json.dumps(arguments, default=str)))
+            call = _ToolCall(span, self)
+        else:  # asking the approver is not a call of its own
+            yield _Call()
+            return
+        try:
+            with self._api.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+                yield call
+        except BaseException as exc:
+            _error(self._api, span, type(exc).__name__, str(exc))
+            raise
+        finally:
+            span.end()
+
+    def _model_span(self, request: Request) -> Any:
+        operation = "chat" if self._model.api == "chat" else "text_completion"
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": operation,
+            "gen_ai.provider.name": self._provider,
+            "gen_ai.request.model": self._model.name,
+            "gen_ai.request.max_tokens": request.max_tokens,
+        }
+        if self._server is not None:
+            attributes["server.address"], attributes["server.port"] = self._server
+        kind = self._api.SpanKind.INTERNAL if self._in_process else self._api.SpanKind.CLIENT
+        span = self._tracer.start_span(
+            f"{operation} {self._model.name}", context=self._parent, kind=kind, attributes=attributes
+        )
+        if self._capture:
+            if isinstance(request.prompt, str):
+                span.set_attribute("gen_ai.input.messages", _messages("user", request.prompt))
+            else:
+                parts = [{"role": m.role, "parts": [{"type": "text", "content": m.content}]} for m in request.prompt]
+                span.set_attribute("gen_ai.input.messages", scrub(json.dumps(parts, ensure_ascii=False)))
+        return span
+
+    def end(self, result: RunResult) -> None:
+        span = self.span
+        span.set_attribute("react_text.stop_reason", result.stop_reason)
+        span.set_attribute("react_text.steps", len(result.steps))
+        span.set_attribute("react_text.tool_calls", result.tool_calls)
+        span.set_attribute("react_text.forced", result.forced)
+        span.set_attribute("gen_ai.usage.input_tokens", result.usage.prompt_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", result.usage.completion_tokens)
+        if self._capture and result.answer is not None:
+            span.set_attribute("gen_ai.output.messages", _messages("assistant", result.answer))
+        if result.stop_reason == "model_error":
+            _error(self._api, span, self._failure or "model_error", result.error or "")
+        span.end()
+
+    def fail(self, error: BaseException) -> None:
+        _error(self._api, self.span, type(error).__name__, str(error))
+        self.span.end()
+
+
+class _ModelCall(_Call):
+    def __init__(self, span: Any, run: _Spans) -> None:
+        self._span = span
+        self._run = run
+
+    def record(self, event: Event) -> None:
+        from .episode import Failed, Replied
+
+        span = self._span
+        if isinstance(event, Failed):
+            self._run._failure = type(event.error).__name__
+            _error(self._run._api, span, type(event.error).__name__, str(event.error))
+        elif isinstance(event, Replied):
+            reply = event.reply
+            if reply.usage is not None:
+                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.prompt_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.completion_tokens)
+            if reply.finish_reason:
+                span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
+            if self._run._capture:
+                message = {"role": "assistant", "parts": [{"type": "text", "content": reply.text}]}
+                if reply.finish_reason:
+                    message["finish_reason"] = reply.finish_reason
+                span.set_attribute("gen_ai.output.messages", scrub(json.dumps([message], ensure_ascii=False)))
+
+
+class _ToolCall(_Call):
+    def __init__(self, span: Any, run: _Spans) -> None:
+        self._span = span
+        self._run = run
+
+    def record(self, event: Event) -> None:
+        from .episode import Ran
+
+        if not isinstance(event, Ran):
+            return
+        outcome = event.outcome
+        if outcome.kind == "ok":
+            if self._run._capture:
+                self._span.set_attribute("gen_ai.tool.call.result", scrub(outcome.text))
+            return
+        kind = "timeout" if outcome.kind == "timeout" else outcome.error_type or "_OTHER"
+        _error(self._run._api, self._span, kind, outcome.text)
+
+
+def _error(api: Any, span: Any, kind: str, description: str) -> None:
+    span.set_attribute("error.type", kind)
+    span.set_status(api.Status(api.StatusCode.ERROR, scrub(description)[:500]))
+
+
+def _messages(role: str, text: str) -> str:
+    return scrub(json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False))
+
+
+def _provider(model: Model) -> str:
+    declared = getattr(model, "provider", None)
+    if isinstance(declared, str):
+        return declared
+    kind = type(model).__name__
+    if kind in _IN_PROCESS:
+        return _IN_PROCESS[kind]
+    return "openai" if kind.startswith("OpenAI") else kind.lower()
+
+
+def _server(model: Model) -> tuple[str, int] | None:
+    url = getattr(model, "url", None)
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(str(url))
+    if not parts.hostname:
+        return None
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("react-text")
+    except PackageNotFoundError:
+        return "unknown"

@@ -2,16 +2,21 @@
 
     events: run_start, request, reply, step, run_end (and model_error)
 
-`Tracer.model(model)` wraps a model so every request and reply is recorded as it happens; the
-loop itself knows nothing of tracing. A request records only what is new since the previous one
-(the messages or transcript text appended), so a trace grows linearly with the run. Secrets never
-reach a trace: API keys and bearer tokens are scrubbed from every string written.
+`run_start` records the task and the whole configuration (`config.describe`: the api, the model's
+name and server URL without credentials, the tools and their listing, the parser, the Limits, the
+Prompting), so a trace says how its run was made and `react-text run --script TRACE` can make it
+again. `Tracer.model(model)` wraps a model so every request and reply is recorded as it happens;
+the loop itself knows nothing of tracing. A request records only what is new since the previous
+one (the messages or transcript text appended), so a trace grows linearly with the run. A step
+records what the Step holds, its reasoning, finish_reason and elided steps included. Secrets
+never reach a trace: API keys and bearer tokens are scrubbed from every string written.
 
-`replies(path)` reads a trace's replies back, to drive a `ScriptedModel` in a regression test.
+`replies(path)` reads a trace's replies (and model failures) back, to drive a `ScriptedModel`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -19,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ModelError, scrub
+from .errors import ConfigError, ContextLengthError, ModelError, scrub
 from .types import Action, Api, Final, Message, Model, Parsed, ParseError, Reply, Request, RunResult, Step, Usage
 
 
@@ -54,6 +59,9 @@ def step_dict(step: Step) -> dict[str, Any]:
         "seconds": round(step.seconds, 4),
         "cut": step.cut,
         "forced": step.forced,
+        "reasoning": step.reasoning,
+        "finish_reason": step.finish_reason,
+        "elided": list(step.elided),
     }
 
 
@@ -71,6 +79,9 @@ def step_from(data: dict[str, Any]) -> Step:
         seconds=data["seconds"],
         cut=data.get("cut", ""),
         forced=data.get("forced", False),
+        reasoning=data.get("reasoning", ""),
+        finish_reason=data.get("finish_reason"),
+        elided=tuple(data.get("elided", ())),
     )
 
 
@@ -95,7 +106,10 @@ class Tracer:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        try:
+            self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the trace {path}: {exc.strerror}") from exc
         self._started = time.monotonic()
 
     def __enter__(self) -> Tracer:
@@ -112,13 +126,25 @@ class Tracer:
         self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
         self._file.flush()
 
+    def start(self, task: str, configuration: dict[str, Any]) -> None:
+        """The first event: the task and how the run is made (`config.describe`)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("react-text")
+        except PackageNotFoundError:
+            release = "unknown"
+        self.event("run_start", task=task, react_text=release, **configuration)
+
     def step(self, step: Step) -> None:
         self.event("step", **step_dict(step))
 
-    def end(self, result: RunResult) -> None:
+    def end(self, result: RunResult, *, context_window: int | None = None) -> None:
+        """The last event. `context_window`: the window the run was planned against, if known
+        (a replay needs it to elide and size its requests as the run did)."""
         data = result_dict(result)
         del data["steps"], data["transcript"]  # already written, step by step
-        self.event("run_end", **data)
+        self.event("run_end", **data, context_window=context_window)
 
     def model(self, model: Model) -> Model:
         return _TracedModel(model, self)
@@ -144,6 +170,11 @@ class _TracedModel:
     def accepts_grammar(self) -> bool:
         return self._inner.accepts_grammar
 
+    @property
+    def inner(self) -> Model:
+        """The model being recorded."""
+        return self._inner
+
     def __getattr__(self, name: str) -> Any:  # count_tokens, stats, render_last: the inner model's
         return getattr(self._inner, name)
 
@@ -151,6 +182,28 @@ class _TracedModel:
         return repr(self._inner)
 
     def generate(self, request: Request) -> Reply:
+        self._request(request)
+        try:
+            reply = self._inner.generate(request)
+        except ModelError as exc:
+            self._failed(exc)
+            raise
+        return self._replied(reply)
+
+    async def agenerate(self, request: Request) -> Reply:
+        self._request(request)
+        agenerate = getattr(self._inner, "agenerate", None)
+        try:
+            if agenerate is not None:
+                reply = await agenerate(request)
+            else:
+                reply = await asyncio.to_thread(self._inner.generate, request)
+        except ModelError as exc:
+            self._failed(exc)
+            raise
+        return self._replied(reply)
+
+    def _request(self, request: Request) -> None:
         prompt = request.prompt
         if isinstance(prompt, str):
             sent = self._sent if isinstance(self._sent, str) else ""
@@ -161,28 +214,67 @@ class _TracedModel:
             new = [dataclasses.asdict(m) for m in (prompt[len(sent_messages) :] if same else prompt)]
         self._sent = prompt
         self._tracer.event("request", new=new, max_tokens=request.max_tokens, stop=list(request.stop))
-        try:
-            reply = self._inner.generate(request)
-        except ModelError as exc:
-            self._tracer.event("model_error", error=str(exc))
-            raise
+
+    def _failed(self, exc: ModelError) -> None:
+        window = getattr(exc, "window", None)
+        self._tracer.event("model_error", error=str(exc), type=type(exc).__name__, window=window)
+
+    def _replied(self, reply: Reply) -> Reply:
         usage = reply.usage.as_dict() if reply.usage else None
-        self._tracer.event("reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason)
+        self._tracer.event(
+            "reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason, reasoning=reply.reasoning
+        )
         return reply
 
 
 def read(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The events of a trace, in order (a last line cut short by a crash is skipped)."""
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    """The events of a trace, in order (a last line cut short by a crash is skipped).
+
+    ConfigError when there is no such file or it is not a trace (a line that is not an event).
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a trace") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    lines = [line for line in lines if line.strip()]
+    for number, line in enumerate(lines, 1):
         try:
-            yield json.loads(line)
+            event = json.loads(line)
         except ValueError:
-            continue
+            if number == len(lines) and number > 1:
+                return  # the last line, cut short by a crash
+            event = None
+        if not (isinstance(event, dict) and isinstance(event.get("event"), str)):
+            raise ConfigError(
+                f"{path} is not a react-text trace (line {number} is not an event): "
+                "write one with react-text run --trace FILE"
+            )
+        yield event
 
 
-def replies(path: str | Path) -> list[Reply]:
-    """The model's replies in a trace, ready for `ScriptedModel(replies(path))`."""
-    found = []
+def window(agent_limits: Any, model: object) -> int | None:
+    """The context window a run was planned against: the limit given, else what the model said
+    (read after the run, when the model has looked it up already: no request is made)."""
+    if agent_limits.context_tokens is not None:
+        return int(agent_limits.context_tokens)
+    said = getattr(model, "context_window", None)
+    return said if isinstance(said, int) and not isinstance(said, bool) else None
+
+
+def start(path: str | Path) -> dict[str, Any]:
+    """The trace's run_start event ({} when it has none); ConfigError when it is not a trace."""
+    for event in read(path):
+        return event if event["event"] == "run_start" else {}
+    raise ConfigError(f"{path} is empty: not a react-text trace")
+
+
+def replies(path: str | Path) -> list[Reply | ModelError]:
+    """The model's replies in a trace, and its failures, in order: ready for `ScriptedModel(...)`."""
+    found: list[Reply | ModelError] = []
     for event in read(path):
         if event["event"] == "reply":
             usage = event.get("usage")
@@ -191,6 +283,12 @@ def replies(path: str | Path) -> list[Reply]:
                     event["text"],
                     Usage(usage["prompt_tokens"], usage["completion_tokens"]) if usage else None,
                     event.get("finish_reason"),
+                    event.get("reasoning"),
                 )
             )
+        elif event["event"] == "model_error":
+            if event.get("type") == "ContextLengthError":
+                found.append(ContextLengthError(event["error"], window=event.get("window")))
+            else:
+                found.append(ModelError(event["error"]))
     return found

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from react_text import Limits
 
 
 def react_text(*args: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -55,11 +58,113 @@ def test_bad_flag_value_says_what_is_valid() -> None:
     )
 
 
-def test_unreachable_server_is_a_clear_message() -> None:
+def test_unreachable_server_is_a_clear_message_said_once() -> None:
     done = react_text("run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "What is 1 + 1?")
     assert done.returncode == 1
     assert "could not reach http://127.0.0.1:9/v1" in done.stdout
+    assert (done.stdout + done.stderr).count("could not reach") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_parse_help_example_works_in_bash() -> None:
+    done = react_text("parse", "--help")
+    example = next(line.strip() for line in done.stdout.splitlines() if "| react-text parse" in line)
+    assert example.startswith("printf ")
+    command = example.replace("react-text parse", f"{sys.executable} -m react_text.cli parse")
+    parsed = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, check=False)
+    assert json.loads(parsed.stdout)["kind"] == "action"
+    assert json.loads(parsed.stdout)["thought"] == "x"
+
+
+def test_dev_without_a_command_prints_its_usage() -> None:
+    dev = Path(__file__).resolve().parent.parent / "dev"
+    done = subprocess.run(["bash", str(dev)], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "./dev run" in done.stdout + done.stderr
+    assert "set -euo" not in done.stdout + done.stderr
+
+
+TOOLS_WITH_A_CLASS = """
+class Helper:
+    pass
+
+class Refused(Exception):
+    pass
+
+def double(x: int) -> int:
+    \"\"\"Double a number.\"\"\"
+    return 2 * x
+"""
+
+
+def test_tools_from_a_path_and_only_functions(tmp_path: Path) -> None:
+    (tmp_path / "mytools.py").write_text(TOOLS_WITH_A_CLASS)
+    script = tmp_path / "replies.txt"
+    script.write_text("ACTION: double[21]\n---\nFINAL: 42\n")
+    trace_file = tmp_path / "run.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "run", "--script", str(script), "--tools", "./mytools.py",
+         "--trace", str(trace_file), "x"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "OBSERVATION: 42" in done.stdout
+    start = json.loads(trace_file.read_text().splitlines()[0])
+    assert [t["name"] for t in start["tools"]] == ["calculator", "python_doc", "double"]  # not Helper, not Refused
+
+
+def set_up(tmp_path: Path) -> None:
+    (tmp_path / "classes.py").write_text("class Helper:\n    pass\n\nclass Refused(Exception):\n    pass\n")
+    (tmp_path / "broken.py").write_text("def f(:\n    pass\n")
+    (tmp_path / "failing.py").write_text("raise RuntimeError('no config')\n")
+    (tmp_path / "bad.jsonl").write_text('{"id": "a", "task": "x", "answer": "1"}\n{"id": "b"}\n')
+    (tmp_path / "notes.txt").write_text("not a trace\n")
+    (tmp_path / "notes.jsonl").write_text('{"text": "hello"}\n')
+    (tmp_path / "script.txt").write_text("FINAL: 1\n")
+
+
+CONFIG_ERRORS = [
+    (["run", "--script", "script.txt", "--tools", "classes", "x"], "defines no public functions"),
+    (["run", "--script", "script.txt", "--tools", "broken", "x"], "syntax error"),
+    (["run", "--script", "script.txt", "--tools", "./broken.py", "x"], "broken.py:1"),
+    (["run", "--script", "script.txt", "--tools", "failing", "x"], "failed to import: RuntimeError: no config"),
+    (["run", "--script", "script.txt", "--tools", "nosuchmodule", "x"], "no such module"),
+    (["run", "--script", "script.txt", "--tools", "./nosuch.py", "x"], "no such file"),
+    (["run", "--script", "script.txt", "--root", "/no/such/dir", "x"], "no such folder"),
+    (["run", "--script", "script.txt", "--root", "script.txt", "x"], "not a folder"),
+    (["run", "--script", "script.txt", ""], "the task is empty"),
+    (["run", "--script", "script.txt", "  "], "the task is empty"),
+    (["run", "--script", "script.txt"], "give the task"),
+    (["run", "--script", "nosuch.txt", "x"], "nosuch.txt: no such script file"),
+    (["run", "--script", "nosuch.jsonl", "x"], "nosuch.jsonl: no such file"),
+    (["run", "--script", "notes.jsonl", "x"], "not a react-text trace"),
+    (["run", "--model", "nosuch.gguf", "x"], "no model file at nosuch.gguf"),
+    (["run", "--script", "script.txt", "--trace", "/no/such/dir/run.jsonl", "x"], "cannot write the trace"),
+    (["replay", "nosuch.jsonl"], "nosuch.jsonl: no such file"),
+    (["replay", "notes.txt"], "not a react-text trace"),
+    (["replay", "notes.jsonl"], "not a react-text trace"),
+    (["eval", "nosuch.jsonl"], "nosuch.jsonl: no such task file"),
+    (["eval", "bad.jsonl"], "bad.jsonl:2: not a task"),
+    (["eval", "bad.jsonl", "--script", "script.txt"], "bad.jsonl:2: not a task"),
+    (["parse", "nosuch.txt"], "nosuch.txt: no such file"),
+    (["parse", "--compare", "nosuch.jsonl"], "no corpus at nosuch.jsonl"),
+    (["parse", "notes.txt.jsonl"], "no such file"),
+]
+
+
+@pytest.mark.parametrize(("args", "says"), CONFIG_ERRORS, ids=[" ".join(a) for a, _ in CONFIG_ERRORS])
+def test_set_up_errors_are_one_line_and_exit_2(tmp_path: Path, args: list[str], says: str) -> None:
+    set_up(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", *args],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent), str(tmp_path)])},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("react-text: ") and says in done.stderr, done.stderr
+    assert done.stdout == ""
 
 
 @pytest.mark.slow
@@ -123,6 +228,91 @@ def test_trace_replay_and_regression(tmp_path: Path) -> None:
     again = react_text("run", "--script", str(trace_file), "What is 2 + 2?")  # the trace drives the model
     assert again.stdout.splitlines()[-1] == "4"
     assert again.stdout.count("OBSERVATION: 4") == 1
+
+
+def untimed(output: str) -> str:
+    return re.sub(r" · \d+\.\d\ds", "", output)
+
+
+def test_a_trace_replays_to_the_same_steps_with_no_flags_repeated(tmp_path: Path) -> None:
+    """Every setting of the live run comes back from the trace: api, tools, parser, limits, prompting."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "prices.txt").write_text("train ticket: 89\nhotel night: 145\n")
+    script = tmp_path / "replies.txt"
+    script.write_text(
+        "ACTION: search[train ticket]\n---\nACTION: search[hotel night]\n---\nTHOUGHT: 89 + 145\nFINAL: 234\n"
+    )
+    trace_file = tmp_path / "run.jsonl"
+    flags = ["--api", "completion", "--root", str(docs), "--max-steps", "2", "--max-tokens", "3000",
+             "--reply-tokens", "40", "--zero-shot", "--parser", "naive", "--instructions-in", "user"]  # fmt: skip
+    live = react_text("run", "--script", str(script), *flags, "--trace", str(trace_file), "What does the trip cost?")
+    assert "max_steps (forced answer)" in live.stdout  # two steps, then the forced final answer
+    start = json.loads(trace_file.read_text().splitlines()[0])
+    assert start["event"] == "run_start"
+    assert start["model"]["api"] == "completion" and start["parser"] == "naive"
+    assert (start["limits"]["steps"], start["limits"]["tokens"], start["limits"]["reply_tokens"]) == (2, 3000, 40)
+    assert start["prompting"]["example"] is None and start["prompting"]["instructions_in"] == "user"
+    assert [t["name"] for t in start["tools"]] == ["calculator", "python_doc", "search", "read"]
+    assert "- search[words]:" in start["listing"]
+
+    replay = react_text("run", "--script", str(trace_file))  # no task, no flags
+    assert replay.returncode == live.returncode
+    assert untimed(replay.stdout) == untimed(live.stdout)
+    replay_trace = tmp_path / "again.jsonl"
+    react_text("run", "--script", str(trace_file), "--trace", str(replay_trace))
+    requests = [e for e in map(json.loads, trace_file.read_text().splitlines()) if e["event"] == "request"]
+    again = [e for e in map(json.loads, replay_trace.read_text().splitlines()) if e["event"] == "request"]
+    assert [(e["new"], e["max_tokens"]) for e in again] == [(e["new"], e["max_tokens"]) for e in requests]
+
+    changed = react_text("run", "--script", str(trace_file), "--max-steps", "3")  # a flag overrides the trace
+    assert changed.returncode == 0
+    assert "── final · 3 steps" in changed.stdout and "forced" not in changed.stdout
+
+
+def test_replay_shows_tokens_against_the_budget(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("ACTION: calculator[2 + 2]\n---\nFINAL: 4\n")
+    trace_file = tmp_path / "run.jsonl"
+    live = react_text("run", "--script", str(script), "--max-tokens", "5000", "--trace", str(trace_file), "2 + 2?")
+    replay = react_text("replay", str(trace_file))
+    headers = [line for line in replay.stdout.splitlines() if line.startswith("── step")]
+    assert len(headers) == 2 and all("/5000 tokens" in line for line in headers)
+    assert headers == [line for line in live.stdout.splitlines() if line.startswith("── step")]
+
+
+def test_step_events_record_reasoning_finish_reason_and_elided_steps(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("<think>add them</think>\nACTION: calculator[2 + 2]\n---\nFINAL: 4\n")
+    trace_file = tmp_path / "run.jsonl"
+    react_text("run", "--script", str(script), "--trace", str(trace_file), "2 + 2?")
+    steps = [e for e in map(json.loads, trace_file.read_text().splitlines()) if e["event"] == "step"]
+    assert steps[0]["reasoning"] == "add them"
+    assert all("finish_reason" in e and e["elided"] == [] for e in steps)
+
+
+def test_the_example_fits_the_tools_in_play(tmp_path: Path) -> None:
+    """With --root the model is shown the files example, not the calculator's."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    script = tmp_path / "replies.txt"
+    script.write_text("FINAL: 1\n")
+    trace_file = tmp_path / "run.jsonl"
+    react_text("run", "--script", str(script), "--root", str(docs), "--trace", str(trace_file), "x")
+    first = next(e for e in map(json.loads, trace_file.read_text().splitlines()) if e["event"] == "request")
+    system = first["new"][0]["content"]
+    assert "ACTION: search[apple]" in system and "calculator[17" not in system
+    plain = tmp_path / "plain.jsonl"
+    react_text("run", "--script", str(script), "--trace", str(plain), "x")
+    first = next(e for e in map(json.loads, plain.read_text().splitlines()) if e["event"] == "request")
+    assert "ACTION: search[apple]" not in first["new"][0]["content"]
+
+
+def test_one_step_is_one_step(tmp_path: Path) -> None:
+    script = tmp_path / "replies.txt"
+    script.write_text("FINAL: 4\n")
+    done = react_text("run", "--script", str(script), "2 + 2?")
+    assert "· 1 step ·" in done.stdout
 
 
 def test_secrets_never_reach_a_trace(tmp_path: Path) -> None:
@@ -251,3 +441,73 @@ def test_openai_base_url_from_the_environment_is_used_for_a_server_model() -> No
         capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip
     assert "could not reach http://127.0.0.1:9/v1" in done.stdout
+
+
+@pytest.mark.slow
+def test_grammar_flag_reaches_a_llama_cpp_server() -> None:
+    """--grammar: the protocol grammar goes to llama.cpp's server, and every reply reads."""
+    pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[server]"')
+    from llama_server import LlamaServer, RecordingProxy
+
+    with LlamaServer() as server, RecordingProxy(server.url) as proxy:
+        done = react_text(
+            "run",
+            "--base-url",
+            proxy.url,
+            "--model",
+            "smollm2",
+            "--grammar",
+            "--max-steps",
+            "4",
+            "What is 17 * 23 + 5?",
+        )
+    chat = [body for body in proxy.bodies if "messages" in body]
+    assert chat and all("ACTION" in body.get("grammar", "") for body in chat), "the grammar was not sent"
+    assert "UNREADABLE" not in done.stdout and "format_errors" not in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_a_trace_with_mcp_tools_replays_with_them(tmp_path: Path) -> None:
+    """The MCP servers are recorded (not their environment or headers) and started again by a replay."""
+    pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
+    import shlex
+
+    demo = Path(__file__).resolve().parent / "mcp_servers" / "demo.py"
+    server = f"{shlex.quote(sys.executable)} {shlex.quote(str(demo))}"
+    replies = tmp_path / "replies.txt"
+    replies.write_text("ACTION: get-weather[Oslo]\n---\nFINAL: Sunny, 21 C.\n")
+    trace_file = tmp_path / "run.jsonl"
+    live = react_text(
+        "run", "--mcp", server, "--mcp-env", "SECRET_TOKEN=abc123xyz", "--script", str(replies),
+        "--trace", str(trace_file), "What is the weather in Oslo?",
+    )  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    start = json.loads(trace_file.read_text().splitlines()[0])
+    assert start["sources"]["mcp"] == [server]
+    assert "abc123xyz" not in trace_file.read_text()
+    replay = react_text("run", "--script", str(trace_file))
+    assert replay.returncode == 0, replay.stderr
+    assert untimed(replay.stdout) == untimed(live.stdout)
+    assert "OBSERVATION: Sunny in Oslo, 21 C" in replay.stdout
+
+
+def test_a_replay_plans_against_the_window_the_run_had(tmp_path: Path) -> None:
+    """A server that says a small context window shapes each request's allowance; the replay,
+    with no server to ask, gets the window from the trace and sends the same requests."""
+    from fake_openai import FakeServer
+
+    trace_file, again = tmp_path / "run.jsonl", tmp_path / "again.jsonl"
+    with FakeServer(window=700) as server:
+        live = react_text(
+            "run", "--model", "fake", "--base-url", server.url, "--trace", str(trace_file), "What is 2 + 3?"
+        )
+    assert live.returncode == 0, live.stderr
+    end = json.loads(trace_file.read_text().splitlines()[-1])
+    assert end["event"] == "run_end" and end["context_window"] == 700
+    replay = react_text("run", "--script", str(trace_file), "--trace", str(again))
+    assert untimed(replay.stdout) == untimed(live.stdout)
+    sizes = [e["max_tokens"] for e in map(json.loads, trace_file.read_text().splitlines()) if e["event"] == "request"]
+    assert sizes and min(sizes) < Limits().reply_tokens  # the window, not the default allowance, set one
+    assert [
+        e["max_tokens"] for e in map(json.loads, again.read_text().splitlines()) if e["event"] == "request"
+    ] == sizes

@@ -1,0 +1,390 @@
+"""What a run is made of, found from what a user types: the model, the tools, the choices.
+
+    model = config.model("smollm2", base_url="http://127.0.0.1:8080/v1", grammar=True)
+    tools = config.tools(root="./docs", modules=["./mytools.py"])
+    agent = config.agent(model, tools, Choices(limits={"steps": 6}, parser="naive"))
+    config.describe(agent, sources)        # the whole configuration, for a trace's run_start
+
+The command line builds its agents here, and `react-text run --script TRACE` rebuilds one from
+what a trace recorded (`Choices.recorded`), so a replay runs with the settings of the live run
+unless flags override them. Whatever a user can get wrong here (a model file or tools module that
+is not there, a tools module that does not import, a folder that is a file) raises ConfigError
+with one line that says what to do; the command line prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import budget, parser, prompting
+from .errors import ConfigError, ModelError, safe_url
+from .limits import Limits, Prompting
+from .tools import Tool, listing, tool
+from .types import Api, Model, Reply
+
+
+@dataclass(frozen=True, slots=True)
+class Choices:
+    """What was chosen for a run, by flags or by a trace; what is left out is the model's recommendation.
+
+    `limits` and `prompting` hold fields of Limits and Prompting by name; `root`, `modules` and
+    `mcp` (MCP servers: command lines or URLs) say where the tools come from (besides the built-in
+    calculator and python_doc).
+    """
+
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    prompting: Mapping[str, Any] = field(default_factory=dict)
+    parser: str | None = None
+    root: str | None = None
+    modules: tuple[str, ...] = ()
+    mcp: tuple[str, ...] = ()
+
+    def over(self, base: Choices) -> Choices:
+        """These choices, and `base`'s where these make none (flags over a trace)."""
+        return Choices(
+            limits={**base.limits, **self.limits},
+            prompting={**base.prompting, **self.prompting},
+            parser=self.parser or base.parser,
+            root=self.root if self.root is not None else base.root,
+            modules=self.modules or base.modules,
+            mcp=self.mcp or base.mcp,
+        )
+
+    @classmethod
+    def recorded(cls, start: Mapping[str, Any]) -> Choices:
+        """The choices a trace's `run_start` event recorded (see `describe`)."""
+        sources = start.get("sources") or {}
+        known_limits = {f.name for f in dataclasses.fields(Limits)}
+        known_prompting = {f.name for f in dataclasses.fields(Prompting)}
+        return cls(
+            limits={k: v for k, v in (start.get("limits") or {}).items() if k in known_limits},
+            prompting={k: v for k, v in (start.get("prompting") or {}).items() if k in known_prompting},
+            parser=start.get("parser") if start.get("parser") in parser.PARSERS else None,
+            root=sources.get("root"),
+            modules=tuple(sources.get("modules") or ()),
+            mcp=tuple(sources.get("mcp") or ()),
+        )
+
+
+# --- models ---------------------------------------------------------------------------------------
+
+
+def model(
+    name: str | None = None,
+    *,
+    base_url: str | None = None,
+    api: Api | None = None,
+    stream: bool = False,
+    grammar: bool | None = None,
+) -> Model:
+    """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
+    name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
+    `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `grammar=True` tells a server backend that
+    the server takes a GBNF grammar (llama.cpp's does)."""
+    from .download import MODELS, resolve
+
+    if name in MODELS and not base_url:
+        local = resolve(name)
+        if local is None:
+            raise ConfigError(f"{name} is not downloaded yet: react-text fetch {name}")
+        name = str(local)
+    if name is None or name.endswith(".gguf"):
+        if base_url:
+            raise ConfigError("--base-url needs --model NAME (the model's name on that server)")
+        if name is not None and not Path(name).is_file():
+            raise ConfigError(f"no model file at {name}")
+        from .backends.local import LocalModel
+
+        try:
+            return LocalModel(name, api=api or "completion")
+        except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
+            raise ConfigError(str(exc)) from exc
+    from .backends.openai_api import OpenAIChat, OpenAICompletion
+
+    backend = OpenAICompletion if api == "completion" else OpenAIChat
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    return backend(name, base_url=url, stream=stream, grammar=bool(grammar))
+
+
+def is_in_process(chosen: Model) -> bool:
+    """A model that runs in this process (one call at a time), not on a server."""
+    return type(chosen).__name__ == "LocalModel"
+
+
+# --- tools ----------------------------------------------------------------------------------------
+
+
+def tools(*, root: str | None = None, modules: Iterable[str] = ()) -> list[Tool]:
+    """The built-in calculator and python_doc; search and read under `root`; the public functions
+    of each module in `modules` (a module name on the path, or a path to a .py file)."""
+    from .toolbox import default_tools
+
+    if root is not None:
+        folder = Path(root)
+        if not folder.exists():
+            raise ConfigError(f"--root {root}: no such folder")
+        if not folder.is_dir():
+            raise ConfigError(f"--root {root}: not a folder (give the folder the file tools may read)")
+    found: list[Tool] = default_tools(root)
+    for spec in modules:
+        found += module_tools(spec)
+    names = [t.name for t in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"two tools are named {', '.join(twice)}: rename one in your tools module")
+    return found
+
+
+def module_tools(spec: str) -> list[Tool]:
+    """The tools a module defines: its public functions (and `Tool` values), not its classes or
+    what it imports."""
+    module = _import(spec)
+    found: list[Tool] = []
+    for key, value in vars(module).items():
+        if key.startswith("_"):
+            continue
+        fn = value.fn if isinstance(value, Tool) else value
+        if not (inspect.isfunction(fn) and fn.__module__ == module.__name__):
+            continue
+        try:
+            found.append(value if isinstance(value, Tool) else tool(value))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{key} in the tools module {spec!r} cannot be a tool: {exc}") from exc
+    if not found:
+        raise ConfigError(f"the tools module {spec!r} defines no public functions to use as tools")
+    return found
+
+
+def _import(spec: str) -> ModuleType:
+    path = Path(spec)
+    as_path = spec.endswith(".py") or os.sep in spec or (os.altsep is not None and os.altsep in spec)
+    try:
+        if as_path:
+            if not path.is_file():
+                raise ConfigError(f"--tools {spec}: no such file")
+            name = f"react_text_tools_{path.stem}"
+            loader = importlib.util.spec_from_file_location(name, path)
+            if loader is None or loader.loader is None:
+                raise ConfigError(f"--tools {spec}: not a Python file")
+            module = importlib.util.module_from_spec(loader)
+            sys.modules[name] = module  # dataclasses and pickling look a module up by name
+            loader.loader.exec_module(module)
+            return module
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(spec)
+    except ConfigError:
+        raise
+    except ModuleNotFoundError as exc:
+        if exc.name == spec or spec.startswith(f"{exc.name}."):
+            raise ConfigError(
+                f"--tools {spec}: no such module here (give a module on the path, or a file: --tools ./{spec}.py)"
+            ) from exc
+        raise ConfigError(f"the tools module {spec!r} imports {exc.name!r}, which is not installed") from exc
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else spec
+        raise ConfigError(f"{where}: the tools module {spec!r} has a syntax error: {exc.msg}") from exc
+    except Exception as exc:  # the user's module ran and failed (a tool boundary): say how, in one line
+        raise ConfigError(f"the tools module {spec!r} failed to import: {type(exc).__name__}: {exc}") from exc
+
+
+# --- scripts: replies played back instead of a model ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Replies to play instead of calling a model: a trace's (with how its run was made), or a
+    text file's (replies between lines of `---`)."""
+
+    replies: tuple[str | Reply | ModelError, ...]
+    start: Mapping[str, Any] = field(default_factory=dict)  # the trace's run_start event; {} for text
+    window: int | None = None  # the context window the recorded run was planned against
+
+    @property
+    def task(self) -> str | None:
+        task = self.start.get("task")
+        return task if isinstance(task, str) else None
+
+    @property
+    def choices(self) -> Choices:
+        recorded = Choices.recorded(self.start)
+        if self.window is None or recorded.limits.get("context_tokens") is not None:
+            return recorded
+        return dataclasses.replace(recorded, limits={**recorded.limits, "context_tokens": self.window})
+
+    def model(self, *, api: Api | None = None, grammar: bool | None = None) -> Model:
+        """A fresh ScriptedModel of these replies, as the recorded model was (api, name, grammar)."""
+        from .backends.scripted import ScriptedModel
+
+        recorded = self.start.get("model") or {}
+        return ScriptedModel(
+            list(self.replies),
+            api=api or recorded.get("api") or "chat",
+            name=recorded.get("name") or "scripted",
+            accepts_grammar=bool(grammar or recorded.get("accepts_grammar")),
+        )
+
+    def count_tokens(self) -> budget.Counter | None:
+        """The recorded run's token counter, when it counted by the model's name (a server's model)."""
+        recorded = self.start.get("model") or {}
+        if recorded.get("tokenizer") in (None, "model") or not recorded.get("name"):
+            return None
+        return budget.counter(recorded["name"])
+
+
+def script(path: str | Path) -> Script:
+    """The replies of a trace (`.jsonl`) or of a text file; ConfigError when there are none."""
+    from . import trace
+
+    if str(path).endswith(".jsonl"):
+        start = trace.start(path)
+        found: tuple[str | Reply | ModelError, ...] = tuple(trace.replies(path))
+        if not found:
+            raise ConfigError(f"{path} holds no replies to play")
+        ends = [e for e in trace.read(path) if e["event"] == "run_end"]
+        window = ends[-1].get("context_window") if ends else None
+        return Script(found, start, window if isinstance(window, int) else None)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such script file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the script {path}: {exc}") from exc
+    return Script(tuple(r.strip("\n") for r in text.split("\n---\n")))
+
+
+def scripts(path: str | Path, ids: Iterable[str]) -> tuple[Callable[[Any], Model], Choices]:
+    """A script for each task of an eval, and the choices its traces recorded (their budgets,
+    prompting and parser; the tools come from the task file). `path` is a folder of `<id>.jsonl`
+    traces (as `eval --trace DIR` writes them) or `<id>.txt` scripts, or one script that every task
+    plays from its start. Each task gets a model of its own, so what it is answered never depends
+    on which episode asked first."""
+    folder = Path(path)
+    if not folder.is_dir():
+        one = script(folder)
+        return (lambda task: one.model()), _settings_only(one.choices)
+    each: dict[str, Script] = {}
+    for id_ in ids:
+        name = file_name(id_)
+        found = [p for p in (folder / f"{name}.jsonl", folder / f"{name}.txt") if p.is_file()]
+        if not found:
+            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {name}.jsonl and {name}.txt)")
+        each[id_] = script(found[0])
+    recorded = next((s.choices for s in each.values() if s.start), Choices())
+    return (lambda task: each[task.id].model()), _settings_only(recorded)
+
+
+def _settings_only(choices: Choices) -> Choices:
+    return Choices(limits=choices.limits, prompting=choices.prompting, parser=choices.parser)
+
+
+def file_name(id_: str) -> str:
+    """A task id as a file name: what is not a word character, a dot or a dash becomes `_`."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in id_)
+
+
+# --- the agent ------------------------------------------------------------------------------------
+
+
+def settle(chosen: Model, choices: Choices) -> tuple[Limits, Prompting]:
+    """The Limits and Prompting of the choices, the rest as the model recommends (else the defaults)."""
+    limits = getattr(chosen, "recommended_limits", None) or Limits()
+    prompt = getattr(chosen, "recommended_prompting", None) or Prompting()
+    try:
+        return dataclasses.replace(limits, **choices.limits), dataclasses.replace(prompt, **choices.prompting)
+    except (TypeError, ValueError) as exc:  # a limit out of range
+        raise ConfigError(str(exc)) from exc
+
+
+def agent(
+    chosen: Model,
+    tool_list: Sequence[Tool | Callable[..., object]],
+    choices: Choices,
+    *,
+    approve: Any = None,
+    count_tokens: budget.Counter | None = None,
+) -> Any:
+    """An Agent with the choices made, the rest as the model recommends (else the defaults)."""
+    from .loop import Agent
+
+    name = choices.parser or "tolerant"
+    if name not in parser.PARSERS:
+        raise ConfigError(f"no parser {name!r}; choose one of {', '.join(sorted(parser.PARSERS))}")
+    limits, prompt = settle(chosen, choices)
+    try:
+        return Agent(
+            chosen,
+            tools=tool_list,
+            limits=limits,
+            prompting=prompt,
+            approve=approve,
+            parser=parser.PARSERS[name],
+            count_tokens=count_tokens,
+        )
+    except (TypeError, ValueError) as exc:  # a grammar the model cannot take, two tools with one name
+        raise ConfigError(str(exc)) from exc
+
+
+def describe(
+    run_agent: Any, *, root: str | None = None, modules: Iterable[str] = (), mcp: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The whole configuration of an agent's runs, fit for a trace: never a key or a URL's credentials.
+
+    `root`, `modules` and `mcp` say where the command line found the tools, so a replay can find
+    them again (an MCP server's URL without credentials or query; its environment and headers,
+    which may hold keys, are never recorded: a replay is given them again).
+    """
+    chosen = run_agent.model
+    counted_by = "model" if run_agent.count_tokens is None and hasattr(chosen, "count_tokens") else None
+    names = [t.name for t in run_agent.tools]
+    example = run_agent.prompting.example
+    description: dict[str, Any] = {
+        "model": {
+            "api": chosen.api,
+            "name": chosen.name,
+            "backend": type(chosen).__name__,
+            "base_url": _url(chosen),
+            "stream": bool(getattr(chosen, "stream", False)),
+            "accepts_grammar": chosen.accepts_grammar,
+            "tokenizer": counted_by or budget.encoding_name(chosen.name),
+        },
+        "tools": [
+            {"name": t.name, "form": t.form, "description": t.description, "risky": t.risky, "timeout": t.timeout}
+            for t in run_agent.tools
+        ],
+        "listing": listing(run_agent.tools),
+        "parser": parser_name(run_agent.parser),
+        "limits": dataclasses.asdict(run_agent.limits),
+        "prompting": dataclasses.asdict(run_agent.prompting),
+        "example": prompting.example_for(names) if example == "auto" else example,
+    }
+    modules, mcp = list(modules), list(mcp)
+    if root is not None or modules or mcp:
+        description["sources"] = {
+            "root": str(Path(root).resolve()) if root is not None else None,
+            "modules": [str(Path(m).resolve()) if m.endswith(".py") or os.sep in m else m for m in modules],
+            "mcp": [safe_url(m) if m.startswith(("http://", "https://")) else m for m in mcp],
+        }
+    return description
+
+
+def parser_name(read: object) -> str:
+    for name, known in parser.PARSERS.items():
+        if known is read:
+            return name
+    return getattr(read, "__qualname__", type(read).__name__)
+
+
+def _url(chosen: object) -> str | None:
+    url = getattr(chosen, "url", None)
+    return safe_url(url).rstrip("/") if url else None

@@ -1,0 +1,110 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1, for the eval tests: it plays a model that
+solves `What is A + B?` with the calculator in two calls, and records every request it gets.
+
+    with FakeServer(delay=0.05) as server:
+        server.url                   # http://127.0.0.1:PORT/v1
+        server.requests              # [(task, number of messages), ...] in the order received
+
+Each request is told apart by its task (the QUESTION: line), so a test can see which server ran
+which episode, and how many episodes it started (a first request holds two messages).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+QUESTION = re.compile(r"QUESTION: (.*)")
+SUM = re.compile(r"What is (\d+) \+ (\d+)\?")
+
+
+def answer(messages: list[dict[str, str]]) -> str:
+    """The fake model: call the calculator on the sum asked, then give its result."""
+    task = question(messages)
+    observations = [m["content"] for m in messages if m["role"] == "user" and m["content"].startswith("OBSERVATION:")]
+    if observations:
+        return f"THOUGHT: the calculator says so.\nFINAL: {observations[-1].removeprefix('OBSERVATION:').strip()}"
+    match = SUM.search(task)
+    expression = f"{match.group(1)} + {match.group(2)}" if match else "0"
+    return f"THOUGHT: I will add.\nACTION: calculator[{expression}]"
+
+
+def question(messages: list[dict[str, str]]) -> str:
+    """The task: the last QUESTION: of the first user message (the example's comes before it)."""
+    first = next(m["content"] for m in messages if m["role"] == "user" and "QUESTION:" in m["content"])
+    return str(QUESTION.findall(first)[-1])
+
+
+class FakeServer:
+    def __init__(self, delay: float = 0.0, window: int | None = None) -> None:
+        self.delay = delay
+        self.window = window  # the context window it says at GET /v1/models, as vLLM does
+        self.requests: list[tuple[str, int]] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                messages = body["messages"]
+                task = question(messages)
+                with server._lock:
+                    server.requests.append((task, len(messages)))
+                time.sleep(server.delay)
+                text = answer(messages)
+                reply = {
+                    "id": "fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+                }
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if server.window is None or not self.path.endswith("/models"):
+                    self.send_error(404)
+                    return
+                data = json.dumps({"data": [{"id": "fake", "max_model_len": server.window}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def episodes(self) -> list[str]:
+        """The tasks whose episodes started here (a first request: system and user messages only)."""
+        with self._lock:
+            return [task for task, count in self.requests if count == 2]
+
+    def tasks(self) -> set[str]:
+        with self._lock:
+            return {task for task, _ in self.requests}

@@ -1,0 +1,317 @@
+"""OpenTelemetry spans: the tree, names and attributes of a scripted run, under both drivers.
+
+The SDK's in-memory exporter collects what the run emits; the oracle is the GenAI semantic
+conventions' naming (invoke_agent > chat / execute_tool), not the code that emits it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason='needs pip install "react-text[otel]" opentelemetry-sdk')
+
+from conftest import Drive, add, lookup, make_agent
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from react_text import Limits, ModelError, Reply, ScriptedModel, Usage
+from react_text.telemetry import CAPTURE
+
+TASK = "What does a train ticket cost?"
+SECRET = "sk-proj-abcdefghijklmnop1234567890"
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def provider() -> None:
+    """One SDK for the module (the global provider can be set once per process)."""
+    sdk = TracerProvider()
+    sdk.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+    trace.set_tracer_provider(sdk)
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def scripted_run(drive: Drive) -> Any:
+    """A tool error, a tool call, then the step limit and a forced final answer."""
+    model = ScriptedModel(
+        [
+            Reply("THOUGHT: look it up\nACTION: lookup[bus ticket]", Usage(120, 12), "stop"),
+            Reply("ACTION: lookup[train ticket]", Usage(160, 8), "stop"),
+            Reply("FINAL: 89", Usage(200, 4), "stop"),
+        ]
+    )
+    agent = make_agent(model, [lookup, add], steps=2)
+    return drive(agent, TASK)
+
+
+def by_name(finished: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
+    found: dict[str, list[ReadableSpan]] = {}
+    for span in finished:
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def test_the_span_tree_of_a_run_with_a_tool_error_and_a_forced_final(drive: Drive, spans: InMemorySpanExporter) -> None:
+    result = scripted_run(drive)
+    assert (result.stop_reason, result.forced, result.answer) == ("max_steps", True, "89")
+    finished = spans.get_finished_spans()
+    named = by_name(finished)
+    assert sorted(named) == ["chat scripted", "execute_tool lookup", "invoke_agent"]
+    (run,) = named["invoke_agent"]
+    calls, tools = named["chat scripted"], named["execute_tool lookup"]
+    assert (len(calls), len(tools)) == (3, 2)  # two steps and the forced call; two tool calls
+
+    # The tree: every call a child of the run, one trace.
+    assert run.parent is None
+    assert all(s.parent is not None and s.parent.span_id == run.context.span_id for s in calls + tools)
+    assert {s.context.trace_id for s in finished} == {run.context.trace_id}
+    assert [s.name for s in sorted(calls + tools, key=lambda s: s.start_time or 0)] == [
+        "chat scripted",
+        "execute_tool lookup",
+        "chat scripted",
+        "execute_tool lookup",
+        "chat scripted",
+    ]
+
+    # The run: invoke_agent, its stop reason, totals; a limit is not an error.
+    assert run.kind is SpanKind.INTERNAL
+    assert run.attributes is not None
+    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert run.attributes["gen_ai.provider.name"] == "react_text.scripted"
+    assert run.attributes["gen_ai.request.model"] == "scripted"
+    assert run.attributes["react_text.stop_reason"] == "max_steps"
+    assert run.attributes["react_text.forced"] is True
+    assert run.attributes["react_text.steps"] == 3
+    assert (run.attributes["gen_ai.usage.input_tokens"], run.attributes["gen_ai.usage.output_tokens"]) == (480, 24)
+    assert run.status.status_code is StatusCode.UNSET
+
+    # Model calls: chat, the request's allowance, the server's usage and finish reason.
+    first = calls[0].attributes
+    assert first is not None
+    assert first["gen_ai.operation.name"] == "chat"
+    assert first["gen_ai.request.model"] == "scripted"
+    assert isinstance(first["gen_ai.request.max_tokens"], int) and first["gen_ai.request.max_tokens"] > 0
+    assert (first["gen_ai.usage.input_tokens"], first["gen_ai.usage.output_tokens"]) == (120, 12)
+    assert first["gen_ai.response.finish_reasons"] == ("stop",)
+
+    # Tool calls: the first raised (KeyError), the second did not.
+    failed, ok = sorted(tools, key=lambda s: s.start_time or 0)
+    assert failed.attributes is not None and ok.attributes is not None
+    assert failed.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert failed.attributes["gen_ai.tool.name"] == "lookup"
+    assert failed.attributes["gen_ai.tool.description"] == "Return the price of one item."
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.attributes["error.type"] == "KeyError"
+    assert ok.status.status_code is StatusCode.UNSET and "error.type" not in ok.attributes
+
+
+def test_no_content_is_recorded_unless_asked(drive: Drive, spans: InMemorySpanExporter) -> None:
+    os.environ.pop(CAPTURE, None)
+    scripted_run(drive)
+    text = json.dumps([dict(s.attributes or {}) for s in spans.get_finished_spans()], default=str)
+    for content in ("train ticket", "bus ticket", "89", "look it up", "THOUGHT"):
+        assert content not in text
+    assert "gen_ai.input.messages" not in text and "gen_ai.tool.call" not in text
+
+
+def test_content_is_recorded_when_the_user_opts_in(
+    drive: Drive, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CAPTURE, "true")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    model = ScriptedModel([f"ACTION: lookup[train ticket]\nkey {SECRET}", "FINAL: 89"])
+    drive(make_agent(model, [lookup], steps=3), TASK)
+    named = by_name(spans.get_finished_spans())
+    (run,) = named["invoke_agent"]
+    assert run.attributes is not None
+    assert json.loads(str(run.attributes["gen_ai.input.messages"]))[0]["parts"][0]["content"] == TASK
+    assert "89" in str(run.attributes["gen_ai.output.messages"])
+    first = named["chat scripted"][0].attributes
+    assert first is not None
+    assert json.loads(str(first["gen_ai.input.messages"]))[-1]["parts"][0]["content"].endswith(TASK)
+    assert "lookup[train ticket]" in str(first["gen_ai.output.messages"])
+    (tool_span,) = named["execute_tool lookup"]
+    assert tool_span.attributes is not None
+    assert json.loads(str(tool_span.attributes["gen_ai.tool.call.arguments"])) == {"item": "train ticket"}
+    assert tool_span.attributes["gen_ai.tool.call.result"] == "89"
+    everything = json.dumps([dict(s.attributes or {}) for s in spans.get_finished_spans()], default=str)
+    assert SECRET not in everything  # never a key, even in captured content
+
+
+def test_a_model_error_marks_the_call_and_the_run(drive: Drive, spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([ModelError("http://127.0.0.1:9/v1 answered 500: overloaded")])
+    result = drive(make_agent(model, [lookup]), TASK)
+    assert result.stop_reason == "model_error"
+    named = by_name(spans.get_finished_spans())
+    (run,), (call,) = named["invoke_agent"], named["chat scripted"]
+    for span in (run, call):
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.attributes is not None and span.attributes["error.type"] == "ModelError"
+    assert "overloaded" in (call.status.description or "")
+
+
+def test_completion_models_make_text_completion_spans(drive: Drive, spans: InMemorySpanExporter) -> None:
+    drive(make_agent(ScriptedModel(["FINAL: 1"], api="completion"), [add]), "1?")
+    assert sorted(by_name(spans.get_finished_spans())) == ["invoke_agent", "text_completion scripted"]
+
+
+def test_spans_nest_under_the_run_whatever_the_caller_does_between_steps(spans: InMemorySpanExporter) -> None:
+    """The sync driver is an iterator: the caller's own current span must not adopt the run's calls."""
+    tracer = trace.get_tracer("caller")
+    model = ScriptedModel(["ACTION: lookup[train ticket]", "FINAL: 89"])
+    run = make_agent(model, [lookup]).iter_steps(TASK)
+    with tracer.start_as_current_span("caller work"):
+        next(run)
+    with tracer.start_as_current_span("more caller work"):
+        list(run)
+    named = by_name(spans.get_finished_spans())
+    (agent_span,) = named["invoke_agent"]
+    children = named["chat scripted"] + named["execute_tool lookup"]
+    assert len(children) == 3
+    assert all(s.parent is not None and s.parent.span_id == agent_span.context.span_id for s in children)
+
+
+def test_a_run_interrupted_by_an_exception_ends_its_span_with_the_error(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([KeyboardInterrupt()])
+    with pytest.raises(KeyboardInterrupt):
+        make_agent(model, [lookup]).run(TASK)
+    named = by_name(spans.get_finished_spans())
+    (run,), (call,) = named["invoke_agent"], named["chat scripted"]
+    assert run.attributes is not None and run.attributes["error.type"] == "KeyboardInterrupt"
+    assert call.attributes is not None and call.attributes["error.type"] == "KeyboardInterrupt"
+
+
+def test_a_server_model_call_is_a_client_span_with_the_server(spans: InMemorySpanExporter) -> None:
+    from react_text import OpenAIChat
+
+    model = OpenAIChat("m", base_url=f"http://user:{SECRET}@127.0.0.1:9/v1", max_retries=0, timeout=2)
+    make_agent(model, [lookup]).run(TASK)
+    (call,) = by_name(spans.get_finished_spans())["chat m"]
+    assert call.kind is SpanKind.CLIENT
+    assert call.attributes is not None
+    assert (call.attributes["server.address"], call.attributes["server.port"]) == ("127.0.0.1", 9)
+    assert call.attributes["gen_ai.provider.name"] == "openai"
+    assert call.attributes["error.type"] == "ModelError"
+    assert SECRET not in json.dumps(dict(call.attributes)) + (call.status.description or "")
+
+
+def test_a_traced_model_is_seen_through(spans: InMemorySpanExporter, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from react_text.trace import Tracer
+
+    agent = make_agent(ScriptedModel(["FINAL: 1"]), [add])
+    with Tracer(tmp_path / "run.jsonl") as tracer:
+        replace(agent, model=tracer.model(agent.model)).run("1?")
+    (call,) = by_name(spans.get_finished_spans())["chat scripted"]
+    assert call.kind is SpanKind.INTERNAL
+    assert call.attributes is not None and call.attributes["gen_ai.provider.name"] == "react_text.scripted"
+
+
+def test_limits_are_not_errors(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel(["ACTION: lookup[train ticket]"] * 3)
+    agent = make_agent(model, [lookup], steps=2).with_limits(force_final=False)
+    assert agent.limits == Limits(steps=2, force_final=False)
+    agent.run(TASK)
+    (run,) = by_name(spans.get_finished_spans())["invoke_agent"]
+    assert run.status.status_code is StatusCode.UNSET
+
+
+RUN = """
+import sys
+from react_text import Agent, ScriptedModel
+def add(a: float, b: float) -> float:
+    return a + b
+result = Agent(ScriptedModel(["ACTION: add[2, 3]", "FINAL: 5"]), tools=[add]).run("2 + 3?")
+print(result.answer, "opentelemetry" in sys.modules)
+"""
+
+
+def test_without_opentelemetry_nothing_is_imported_and_runs_work(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'opentelemetry':\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), root])}
+    done = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert done.stdout.split() == ["5", "False"]
+
+
+def test_with_the_api_and_no_sdk_runs_work(tmp_path: Path) -> None:
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    done = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert done.stdout.split() == ["5", "True"]
+
+
+COLLECTED = """
+from react_text import Agent, ScriptedModel
+def add(a: float, b: float) -> float:
+    return a + b
+Agent(ScriptedModel(["ACTION: add[2, 3]", "FINAL: 5"]), tools=[add]).run("2 + 3?")
+provider.shutdown()  # flush the batch
+"""
+
+
+def test_the_readme_sends_spans_to_a_collector() -> None:
+    """The README's five lines, run as written, against an OTLP/HTTP collector on 127.0.0.1."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    snippet = next(b for b in readme.split("```python\n")[1:] if "OTLPSpanExporter" in b).split("```")[0]
+    assert len(snippet.strip().splitlines()) == 5
+    received: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append((self.path, self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": root,
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+    }
+    try:
+        subprocess.run(
+            [sys.executable, "-c", snippet + COLLECTED], capture_output=True, text=True, env=env, timeout=60, check=True
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [path for path, _ in received] == ["/v1/traces"]
+    body = received[0][1]
+    for name in (b"invoke_agent", b"chat scripted", b"execute_tool add", b"gen_ai.operation.name"):
+        assert name in body
