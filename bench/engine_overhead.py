@@ -52,6 +52,9 @@ class Canned:
         self.n += 1
         return Reply(self.replies[self.n - 1])
 
+    async def agenerate(self, request: Request) -> Reply:
+        return self.generate(request)
+
 
 def echo(text: str) -> str:
     """Return the input."""
