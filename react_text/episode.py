@@ -42,7 +42,7 @@ from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
 from .planning import Plan, limit_words
 from .tools import Tool, truncate
-from .types import Action, Final, Parsed, ParseError, Reply, Request, RunResult, Step, StopReason, Usage
+from .types import Action, Final, Message, Parsed, ParseError, Reply, Request, RunResult, Step, StopReason, Usage
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -263,15 +263,14 @@ class _Protocol:
 
     # --- one model call ---------------------------------------------------------------------------
 
-    def _request(self, allowance: int, forced: bool, prompt: tuple[object, ...] | str | None = None) -> Request:
+    def _request(self, allowance: int, forced: bool, prompt: tuple[Message, ...] | str | None = None) -> Request:
         grammar = self.first_grammar if self.tool_calls == 0 and not forced else self.grammar
         stop = guard.STOP_SEQUENCES if self.send_stop else ()
-        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)  # type: ignore[arg-type]
+        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)
 
     def _call(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Called | RunResult]:
         elided = self.history.elided
         seconds = 0.0
-        usage = Usage()
         retried = False
         while True:
             sent_local = self.history.tokens
