@@ -29,7 +29,7 @@ from typing import Any
 from . import budget, parser, prompting
 from .errors import ConfigError, ModelError, safe_url
 from .limits import Limits, Prompting
-from .tools import Tool, listing, tool
+from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model, Reply
 
 
@@ -138,11 +138,10 @@ def tools(*, root: str | None = None, modules: Iterable[str] = ()) -> list[Tool]
     found: list[Tool] = default_tools(root)
     for spec in modules:
         found += module_tools(spec)
-    names = [t.name for t in found]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ConfigError(f"two tools are named {', '.join(twice)}: rename one in your tools module")
-    return found
+    try:
+        return list(as_tools(found))
+    except ValueError as exc:  # two tools share a name
+        raise ConfigError(f"{exc}: rename one in your tools module") from exc
 
 
 def module_tools(spec: str) -> list[Tool]:

@@ -121,6 +121,7 @@ def set_up(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a trace\n")
     (tmp_path / "notes.jsonl").write_text('{"text": "hello"}\n')
     (tmp_path / "script.txt").write_text("FINAL: 1\n")
+    (tmp_path / "calc.py").write_text('def calculator(x: str) -> str:\n    """Mine."""\n    return x\n')
 
 
 CONFIG_ERRORS = [
@@ -130,6 +131,7 @@ CONFIG_ERRORS = [
     (["run", "--script", "script.txt", "--tools", "failing", "x"], "failed to import: RuntimeError: no config"),
     (["run", "--script", "script.txt", "--tools", "nosuchmodule", "x"], "no such module"),
     (["run", "--script", "script.txt", "--tools", "./nosuch.py", "x"], "no such file"),
+    (["run", "--script", "script.txt", "--tools", "calc", "x"], "two tools share a name: calculator: rename one"),
     (["run", "--script", "script.txt", "--root", "/no/such/dir", "x"], "no such folder"),
     (["run", "--script", "script.txt", "--root", "script.txt", "x"], "not a folder"),
     (["run", "--script", "script.txt", ""], "the task is empty"),

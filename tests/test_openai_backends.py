@@ -145,7 +145,8 @@ def test_other_400_is_a_model_error() -> None:
         OpenAIChat("m", client=client(handler)).generate(chat_request())
 
 
-def test_429_is_retried_honouring_retry_after() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_429_is_retried_honouring_retry_after(mode: Mode) -> None:
     calls = 0
 
     def handler(request: Any) -> Any:
@@ -155,7 +156,7 @@ def test_429_is_retried_honouring_retry_after() -> None:
             return httpx.Response(429, headers={"retry-after": "0"}, json={"error": {"message": "slow down"}})
         return httpx.Response(200, json=chat_body("FINAL: 1"))
 
-    assert OpenAIChat("m", client=client(handler)).generate(chat_request()).text == "FINAL: 1"
+    assert call(backend(OpenAIChat, handler), chat_request(), mode).text == "FINAL: 1"
     assert calls == 2
 
 
@@ -795,20 +796,6 @@ def test_sync_and_async_send_the_same_request(cls: type[OpenAIChat | OpenAICompl
     assert replies[0] == replies[1] and replies[0].text == "FINAL: 1"
     assert sent[0] == sent[1]
     assert sent[0][1]["grammar"] == "root ::= x" and sent[0][1]["top_k"] == 1 and sent[0][1]["stop"] == list(STOP)
-
-
-def test_async_retries_a_429_honouring_retry_after() -> None:
-    calls = 0
-
-    def handler(request: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            return httpx.Response(429, headers={"retry-after": "0"}, json={"error": {"message": "slow down"}})
-        return httpx.Response(200, json=chat_body("FINAL: 1"))
-
-    assert call(backend(OpenAIChat, handler), chat_request(), "async").text == "FINAL: 1"
-    assert calls == 2
 
 
 def test_async_persistent_500_is_a_model_error_without_the_key() -> None:
