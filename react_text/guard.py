@@ -85,7 +85,9 @@ _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before th
 _INPUT_OPEN = re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]")
 _BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
 _FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
-_CLOSE_AFTER_FENCE = {c: re.compile(rf"[ \t]*\n?[ \t]*{re.escape(c)}") for c in "])"}
+# Possessive: the runs of spaces on either side of the optional line break take all they can, so a
+# long run of tabs is not split in every possible way before the closer is found missing.
+_CLOSE_AFTER_FENCE = {c: re.compile(rf"[ \t]*+\n?+[ \t]*+{re.escape(c)}") for c in "])"}
 
 
 @dataclass(frozen=True, slots=True)

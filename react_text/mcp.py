@@ -308,8 +308,11 @@ class Parameters:
         }
 
 
+_NOT_WORD = re.compile(r"\W")
+
+
 def _identifier(key: str, taken: Iterable[str]) -> str:
-    name = re.sub(r"\W", "_", key) or "_"
+    name = _NOT_WORD.sub("_", key) or "_"
     if name[0].isdigit():
         name = f"_{name}"
     if keyword.iskeyword(name):

@@ -42,8 +42,22 @@ decoration, `tool[input]` with nothing after the closing bracket (a registered n
 registered, or an identifier).
 
 Speed: a canonical reply is matched by one anchored regular expression first (a few microseconds);
-everything else goes through the sections. Every search is bounded or advances, so a reply costs
-time linear in its length (bench/parser_speed.py measures both).
+everything else goes through the sections (bench/parser_speed.py measures both).
+
+Linear time, by construction (a reply of 10,000 spaces after "Action: x" once took 28 s):
+- Searched patterns (labels, observations) begin at a line start, a literal word or a lookbehind of
+  one character, and every repeat in them is bounded or possessive, so each start costs a bounded
+  amount; each is searched once per advance through the reply, never again from the same place.
+- Patterns matched at a position read a window of _NEAR characters at most (labels and names are
+  short); runs that adjacent parts could share (spaces before and after a description) are
+  possessive, so a long run is never split in every possible way.
+- Tool names are found by a dictionary of first letters, never by an alternation of names; the
+  identifier before a bracket by a scan back over at most 64 characters.
+- Repeated work is capped: _SECTIONS sections before the next directive is searched for directly,
+  _JSON_TRIES starts of a JSON blob, _CALL_TRIES brackets on an action line.
+tests/test_pumping.py checks it: every pattern in the package, pumped from its own structure to
+100 KB (each repeated part and each pair of adjacent optional or repeated parts, with and without
+a failing suffix), and whole replies of every such shape through `parse`, the guard and `Agent`.
 """
 
 from __future__ import annotations
@@ -148,27 +162,30 @@ _DIRECTIVE_PATTERNS = _compiled(
     _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
 )
 _SECTIONS = 64
+_NEAR = 512  # characters a pattern matched at a position may read
 _SPACES = re.compile(r"[ \t_]+")
 _DECORATION = re.compile(r"[`'\"*]{0,3}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 _FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
-_TRAILING_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}[ \t]*\Z")
 _OPEN = re.compile(r"[ \t]*[\[(]")
 _BRACKET = re.compile(r"[\[(]")
 # What leads from a tool name to its input label: a description in parentheses, decoration, line
 # breaks, then "Action Input:" / "Tool Input:" / "Input:" (also when glued: "SearchToolAction Input:").
+# Possessive: each run is taken whole, so adjacent runs that accept the same characters (spaces
+# before and after a description) cannot split one long run in every possible way.
 _INPUT_LABEL = re.compile(
-    rf"(?i)[`'\"*.]{{0,3}}[ \t]*(?:\([^()\n]{{0,200}}\))?[ \t*_`'\".]*(?:\n[ \t]*)*{_DECOR}"
-    r"(?:(?:action|tool)[ \t_]*)?input(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*"
+    rf"(?i)[`'\"*.]{{0,3}}+[ \t]*+(?:\([^()\n]{{0,200}}+\))?+[ \t*_`'\".]*+(?:\n[ \t]*+)*+{_DECOR}"
+    r"(?:(?:action|tool)[ \t_]*+)?input(?:[ \t]*+\d{1,4}+)?+[ \t*_]{0,6}+[:：](?:[*_]{1,3}+(?=\s|$))?+[ \t]*+"
 )
 # "Action: None", "Action: I have the final answer": no tool, the answer follows.
 _NO_ACTION = re.compile(
-    r"(?i)[\s`'\"*]*(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]+(?:needed|required))?"
-    r"|(?:[^\n]{0,40}[ \t])?final[ \t]+answer)[\s`'\".*!]*"
+    r"(?i)[\s`'\"*]*+(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]++(?:needed|required))?"
+    r"|(?:[^\n]{0,40}[ \t])?final[ \t]++answer)[\s`'\".*!]*+"
 )
 _NO_TOOLS = frozenset({"none", "n/a", "na", "null", "nil", "nothing"})
-_FENCE = re.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
-_FENCE_TAIL = re.compile(r"[ \t]*\n?[ \t]*(?:`{3,}|~{3,})")
+# The opening line of a fence: the fence (all of the run), an info string without backticks, the line break.
+_FENCE_LINE = re.compile(r"(?P<fence>`{3,}+|~{3,}+)(?P<info>[^\n`]*+)\n")
+_FENCE_TAIL = re.compile(r"[ \t]*+\n?+[ \t]*+(?:`{3,}+|~{3,}+)")
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
 _JSON_NESTED = 2048  # a JSON object up to this size is also searched inside for a blob
@@ -182,11 +199,12 @@ _STRICT = regex.compile(r"(?m)^(?P<word>THOUGHT|ACTION|FINAL):[ \t]?")
 # tolerant path would (a property test checks it); anything else takes that path. Possessive
 # repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
 _CANONICAL = re.compile(
-    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
-    r"(?:ACTION:[ \t]*(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
-    r"|FINAL:[ \t]*(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
+    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*+(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
+    r"(?:ACTION:[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
+    r"|FINAL:[ \t]*+(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
 )
 _QUOTES = "\"'`"
+_BACKTICKS = re.compile(r"`+")
 _Match = re.Match[str] | regex.Match[str]
 
 
@@ -482,10 +500,10 @@ def _read_action(text: str, section: _Section, labels: _Labels, thought: str, na
     name = _name_at(text, start, section.end, names)
     if name is not None:
         tool, after = name
-        label = _INPUT_LABEL.match(text, after)
+        label = _INPUT_LABEL.match(text, after, after + _NEAR)
         if label is not None:  # tool [(description)] then Action Input: value (LangChain/MRKL)
             return _labelled_input(text, tool, label.end(), labels, thought, names)
-        opening = _OPEN.match(text, after, section.end)
+        opening = _OPEN.match(text, after, min(section.end, after + _NEAR))
         if opening is not None:  # tool[input]
             return _bracketed(text, tool, opening.end() - 1, section, thought, names)
     call = _call_in_line(text, start, section.end, section, thought, names)
@@ -535,7 +553,7 @@ def _labelled_input(
     value = _unwrap(raw)
     stop = start + len(raw.rstrip())
     closed = following is not None or "\n" in text[stop:]
-    if closed and value and raw.strip().startswith(("```", "~~~")) and _FENCE.match(raw.strip()) is None:
+    if closed and value and raw.strip().startswith(("```", "~~~")) and _fenced(raw.strip()) is None:
         closed = False  # a fence never closed
     if not closed and value[:1] in "{[":
         closed = _is_json(value)
@@ -574,12 +592,27 @@ def _call_in_line(
         before = text[max(start, bracket.start() - 80) : bracket.start()].rstrip(" \t")
         tool = names.ending(before) if names is not None else None
         if tool is None:
-            m = _TRAILING_IDENTIFIER.search(before)
-            if m is None:
+            written = _trailing_identifier(before)
+            if written is None:
                 continue
-            tool = names.lookup(m.group().rstrip()) if names is not None else m.group().rstrip()
+            tool = names.lookup(written) if names is not None else written
         return _bracketed(text, tool, bracket.start(), section, thought, names)
     return None
+
+
+def _trailing_identifier(text: str) -> str | None:
+    """The identifier `text` ends with (spaces after it allowed): the longest one of at most 64
+    characters that starts with a letter or "_" and holds only word characters, dots and hyphens.
+
+    A scan back from the end over at most 64 characters (a searched pattern would try every start).
+    """
+    end = len(text.rstrip(" \t"))
+    start = end
+    while start > max(0, end - 64) and (_word_char(text[start - 1]) or text[start - 1] in ".-"):
+        start -= 1
+    while start < end and not ((text[start].isalpha() and text[start].isascii()) or text[start] == "_"):
+        start += 1
+    return text[start:end] if start < end else None
 
 
 def _directive(
@@ -616,9 +649,9 @@ def _close(text: str, open_at: int, fallback_limit: int) -> tuple[str, int, bool
 def _unwrap(value: str) -> str:
     """Strip whitespace, one code fence, and one pair of matching quotes or backticks."""
     value = value.strip()
-    fenced = _FENCE.match(value)
+    fenced = _fenced(value)
     if fenced is not None:
-        return str(fenced.group("body"))
+        return fenced
     if value.endswith("```") and value.count("```") % 2:  # a fence closed that was never opened
         value = value[:-3].rstrip()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in _QUOTES:
@@ -626,6 +659,26 @@ def _unwrap(value: str) -> str:
         if value[0] not in inner:
             return inner
     return value
+
+
+def _fenced(value: str) -> str | None:
+    """The body of `value` when all of it is one fenced block (a fence of three or more backticks or
+    tildes and an info string on the first line, the same fence closing it at the very end), else
+    None. Read by position, not by a pattern: a fence is a run of any length, and matching its
+    closing run by back reference costs the square of its length."""
+    m = _FENCE_LINE.match(value)
+    if m is None:
+        return None
+    run = m.group("fence")
+    end = len(value.rstrip(" \t"))
+    closing = end - len(value[:end].rstrip(run[0]))  # the run of fence characters at the end
+    size = len(run) if run[0] == "`" else min(len(run), closing)  # a tilde run may lend its tail to the info
+    if size < 3 or closing < size or end - size < m.end() - 1:
+        return None
+    body_end = end - size
+    if body_end > m.end() - 1 and value[body_end - 1] == "\n":
+        body_end -= 1
+    return value[m.end() : max(body_end, m.end())]
 
 
 # --- JSON action blobs ----------------------------------------------------------------------------
@@ -788,14 +841,14 @@ def render_action(tool: str, value: str) -> str:
     closes_at_end = guard.input_end(plain, len(f"ACTION: {tool}")) == len(plain)
     if "\n" not in value and "```" not in value and _unwrap(value) == value and closes_at_end:
         return plain
-    longest = max((len(m) for m in regex.findall(r"`+", value)), default=0)
+    longest = max((len(m) for m in _BACKTICKS.findall(value)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"ACTION: {tool}[{fence}\n{value}\n{fence}]"
 
 
 # --- the naive baseline, for comparison -----------------------------------------------------------
 
-_NAIVE_ACTION = regex.compile(r"ACTION: (\w+)\[(.*)\]")
+_NAIVE_ACTION = re.compile(r"ACTION: (\w++)\[")
 
 
 def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
@@ -805,9 +858,16 @@ def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
     """
     if "FINAL:" in text:
         return Final(text.split("FINAL:", 1)[1].strip())
-    m = _NAIVE_ACTION.search(text)
-    if m is not None:
-        return Action(m.group(1), m.group(2))
+    # What `ACTION: (\w+)\[(.*)\]` reads (the input runs to the last "]" on its line), found without
+    # backtracking: a line whose first call has no "]" after it has none for the later calls either.
+    pos = 0
+    while (m := _NAIVE_ACTION.search(text, pos)) is not None:
+        line_end = text.find("\n", m.end())
+        line_end = len(text) if line_end == -1 else line_end
+        close = text.rfind("]", m.end(), line_end)
+        if close != -1:
+            return Action(m.group(1), text[m.end() : close])
+        pos = line_end
     return _error("empty" if not text.strip() else "no_directive")
 
 

@@ -48,6 +48,9 @@ _FUNCTIONS: dict[str, Callable[..., object]] = {
     "log": math.log,
 }
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+_THOUSANDS = regex.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_WORD_SPLIT = regex.compile(r"[\W_]+")
+_WORDS = regex.compile(r"[^\W_]+")
 MAX_BITS = 4096  # results larger than this many bits are refused (9**9**9 would never finish)
 MAX_LENGTH = 500  # characters of expression
 
@@ -84,7 +87,7 @@ def _drop_thousands_separators(text: str) -> str:
     """'1,234,567 + 1' has thousands separators; 'max(1,234)' has an argument list."""
     if any(ch.isalpha() for ch in text):
         return text
-    return regex.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+    return _THOUSANDS.sub("", text)
 
 
 def _evaluate(node: ast.AST) -> object:
@@ -152,7 +155,7 @@ class Files:
 
     def search(self, words: str) -> str:
         """Find the lines that hold the most of the given words; lists path:line: text."""
-        wanted = {w.casefold() for w in regex.split(r"[\W_]+", words) if w}
+        wanted = {w.casefold() for w in _WORD_SPLIT.split(words) if w}
         if not wanted:
             raise ValueError("give one or more words to search for")
         best = 0
@@ -165,7 +168,7 @@ class Files:
             except (OSError, UnicodeDecodeError):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
-                found = set(regex.findall(r"[^\W_]+", line.casefold())) & wanted
+                found = set(_WORDS.findall(line.casefold())) & wanted
                 if not found or len(found) < best:
                     continue
                 if len(found) > best:  # a better match: the weaker ones go
