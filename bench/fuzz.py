@@ -1,6 +1,7 @@
 """A fuzzing campaign (hypothesis at scale) on parse, the stop guard and the calculator.
 
     python bench/fuzz.py [EXAMPLES]        default 100000 inputs per target
+    python bench/fuzz.py --pumped          every pumped 100 KB shape of tests/test_pumping.py
 
 Each target gets random text and protocol-shaped noise (labels, brackets, fences, <think>,
 partial observations, registered tool names with spaces). It fails on any exception (the calculator may only refuse with
@@ -14,6 +15,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,7 +62,36 @@ def campaign(
     return f"{name:<12} {tried:>9} {raised:>7} {1e3 * slowest[0]:>10.2f} {total:>8.1f}s  slowest: {slowest[1][:40]!r}"
 
 
+def pumped() -> None:
+    """Every frame x run x end of tests/test_pumping.py at 100 KB (the suite reads one end each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from test_pumping import BIG, ENDS, FRAMES, RUNS, TOOLS, _reply
+
+    readers = {
+        "parse": parse,
+        "parse tools": lambda t: parse(t, tools=TOOLS),
+        "guard.cut": cut,
+        "guard.is_cut": is_cut,
+    }
+    print(f"{'target':<12} {'inputs':>9} {'worst ms':>10}  slowest shape (frame, run, end)")
+    for name, read in readers.items():
+        worst = (0.0, ("", "", ""))
+        for frame in FRAMES:
+            for run in RUNS:
+                for end in ENDS:
+                    text = _reply(frame, run, end, BIG)
+                    started = time.perf_counter()
+                    read(text)
+                    took = time.perf_counter() - started
+                    worst = max(worst, (took, (frame, run, end)))
+        total = len(FRAMES) * len(RUNS) * len(ENDS)
+        print(f"{name:<12} {total:>9} {1e3 * worst[0]:>10.2f}  {worst[1]!r}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--pumped"]:
+        pumped()
+        return
     examples = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     print(f"{'target':<12} {'inputs':>9} {'raised':>7} {'worst ms':>10} {'wall':>9}")
     print(campaign("parse", parse, examples, ()))

@@ -85,6 +85,15 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "Obs runs": lambda n: "Obs " * (n // 4),
     "Thought: on lines": lambda n: "Thought: x\n" * (n // 11),
     "labels in thinking": lambda n: "<think>Observation: x</think>" * (n // 29),
+    # the pumped shapes of issue 19: each once cost time quadratic in its run (tests/test_pumping.py)
+    "Action: x + spaces + y": lambda n: "Action: x" + " " * n + "y",
+    "Action: x + tabs + y": lambda n: "Action: x" + "\t" * n + "y",
+    "FINAL: + tabs + line": lambda n: "FINAL: " + "\t" * n + "\nAction Input: z",
+    "THOUGHT: + tabs": lambda n: "THOUGHT:" + "\t" * n + "x",
+    "JSON blob + tabs": lambda n: '{"action": "x", "action_input": 1}' + "\t" * n + "!",
+    "fence of tildes": lambda n: "Action: x[" + "~" * n + "`]",
+    "fence + tabs + ]": lambda n: "ACTION: x[```\n1\n```" + "\t" * n + "!",
+    "ACTION: x[ + tabs, repeated": lambda n: "ACTION: x[\t" * (n // 12),
 }
 
 
