@@ -4,16 +4,16 @@ Every reply is cut here, because many servers and models ignore `stop` (and some
 is cut is everything from the first made-up observation on:
 
     an `Observation` label at the start of a line       ...]\\n**Observation 1:** 42
-      (and the same for `Tool Output:` and `Function    ...}\\nTool Output: {"results": 3}
-      Output:`, Bee's and BeeAI's, and `[OBSERVATION]`, [OBSERVATION]
-      Semantic Kernel's stepwise planner's)
+      and Bee's `Tool Output:` (BeeAI's `Function       ...}\\nTool Output: {"results": 3}
+      Output:`) and Semantic Kernel's `[OBSERVATION]`   ...}\\n[OBSERVATION]
     a capitalised `Observation:` later on a line        ACTION: add[2, 3] Observation: 5
     a partial label at the very end, at a line start    ACTION: add[2, 3]\\nObs
       or right after a closing bracket                  ACTION: add[2, 3] Observ
 
 and never what the model wrote on purpose:
 
-    an observation label that opens the reply: the      Observation: 89\\nThought: now the hotel
+    an observation label that opens the reply (after    Observation: 89\\nThought: now the hotel
+      any thinking or a fence's first line): the
       model echoing the last observation before its
       own Thought and Action (a made-up observation
       follows the model's own words, it does not
@@ -91,6 +91,7 @@ _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the e
     rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
 _BLANK = re.compile(r"\s*+")
+_FENCE_LINE = re.compile(r"(?:`{3,}|~{3,})[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
@@ -243,14 +244,17 @@ def _inputs(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int 
 
 
 def _opening(text: str, spans: list[tuple[int, int]]) -> int:
-    """Where the reply's own text begins: past leading whitespace and think blocks."""
+    """Where the reply's own text begins: past leading whitespace, think blocks and the opening
+    line of a fence around the reply."""
     pos = 0
     for start, end in spans:
         pos = _skip_blank(text, pos)
         if start > pos:
             break
         pos = end
-    return _skip_blank(text, pos)
+    pos = _skip_blank(text, pos)
+    fence = _FENCE_LINE.match(text, pos)
+    return _skip_blank(text, fence.end()) if fence is not None else pos
 
 
 def _skip_blank(text: str, pos: int) -> int:

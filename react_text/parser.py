@@ -49,6 +49,8 @@ time linear in its length (bench/parser_speed.py measures both).
 from __future__ import annotations
 
 import ast
+import bisect
+import dataclasses
 import functools
 import json
 import re
@@ -117,6 +119,9 @@ def _alternation(node: _Trie) -> str:
 
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
+# After a label's colon: the closing half of a bold label ("**Action:** x", "**Action Input:**2"),
+# spaces, and stray decoration before the value ("Action Input: ** {...}", crewAI's tests).
+_AFTER_COLON = r"(?:\*{1,3}|_{1,3}(?=\s|$))?[ \t]*+(?:[*_]{1,3}[ \t]++)?"
 # At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
 # with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
 # module scans each far faster alone.)
@@ -125,7 +130,7 @@ _NUMBER = r"(?:[ \t]*\d{1,4})?"
 def _line_label(words: list[str]) -> str:
     return (
         rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}){_NUMBER}"
-        r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*+(?:[*_]{1,3}[ \t]++)?)"
+        rf"[ \t*_]{{0,6}}:{_AFTER_COLON})"
     )
 
 
@@ -162,6 +167,7 @@ _DIRECTIVE_PATTERNS = _compiled(
     _bracket_label(_DIRECTIVE_WORDS),
 )
 _SECTIONS = 64
+_CRLF = re.compile(r"\r\n")
 _SEPARATORS = re.compile(r"[ \t_\-]+")
 _DECORATION = re.compile(r"(?:[*_]{1,3}[ \t]++)?[`'\"*]{0,3}")  # before a tool name: "** Search", "`add`"
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
@@ -173,8 +179,7 @@ _BRACKET = re.compile(r"[\[(]")
 # breaks, then "Action Input:" / "Tool Input:" / "Input:" (also when glued: "SearchToolAction Input:").
 _INPUT_LABEL = re.compile(
     rf"(?i)[`'\"*.]{{0,3}}[ \t]*(?:\([^()\n]{{0,200}}\))?[ \t*_`'\".]*(?:\n[ \t]*)*{_DECOR}"
-    r"(?:(?:action|tool|function)[ \t_]*)?input(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：](?:[*_]{1,3}(?=\s|$))?[ \t]*+"
-    r"(?:[*_]{1,3}[ \t]++)?"
+    rf"(?:(?:action|tool|function)[ \t_]*)?input(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}[:：]{_AFTER_COLON}"
 )
 # "Action: None", "Action: I have the final answer": no tool, the answer follows.
 _NO_ACTION = re.compile(
@@ -274,6 +279,20 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
     `tools`: the registered tool names, matched wherever a name is expected.
     """
     names = _names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if "\r\n" in text and text.count("\n") == text.count("\r\n"):
+        # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
+        # `discarded` stays the reply's own text. Mixed line ends are read as they are.
+        crlf = [m.start() - i for i, m in enumerate(_CRLF.finditer(text))]
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names)
+        if isinstance(parsed, ParseError) or not parsed.discarded:
+            return parsed
+        index = len(text.replace("\r\n", "\n")) - len(parsed.discarded)
+        start = index + bisect.bisect_left(crlf, index)
+        return dataclasses.replace(parsed, discarded=text[start:])
+    return _parse(text, strict, names)
+
+
+def _parse(text: str, strict: bool, names: _Names | None) -> Parsed:
     if not strict and (fast := _canonical(text, names)) is not None:
         return fast
     readable, pieces = _readable(text)
