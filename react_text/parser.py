@@ -181,6 +181,8 @@ _INPUT_LABEL = re.compile(
     rf"(?i)[`'\"*.]{{0,3}}[ \t]*(?:\([^()\n]{{0,200}}\))?[ \t*_`'\".]*(?:\n[ \t]*)*{_DECOR}"
     rf"(?:(?:action|tool|function)[ \t_]*)?input(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}[:：]{_AFTER_COLON}"
 )
+# Bee's "Tool Caption: Searching for ..." between the name and the input.
+_CAPTION = re.compile(r"[ \t]*+\n[ \t]*+(?i:tool[ \t_]*caption)[ \t]*+:[^\n]{0,500}")
 # "Action: None", "Action: I have the final answer": no tool, the answer follows.
 _NO_ACTION = re.compile(
     r"(?i)[\s`'\"*]*(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]+(?:needed|required))?"
@@ -188,6 +190,8 @@ _NO_ACTION = re.compile(
 )
 _NO_TOOLS = frozenset({"none", "n/a", "na", "null", "nil", "nothing"})
 _FENCE = re.compile(r"(?s)^(?P<fence>`{3,}|~{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$")
+_FENCE_RUN = re.compile(r"`{3,}+|~{3,}+")
+_FENCE_INFO = re.compile(r"[ \t]*+[\w.+-]{0,20}[ \t]*+")  # "```json", "```py"
 _FENCE_TAIL = re.compile(r"[ \t]*\n?[ \t]*(?:`{3,}|~{3,})")
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
@@ -292,9 +296,15 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
     return _parse(text, strict, names)
 
 
-def _parse(text: str, strict: bool, names: _Names | None) -> Parsed:
+def _parse(text: str, strict: bool, names: _Names | None, *, fenced: bool = True) -> Parsed:
     if not strict and (fast := _canonical(text, names)) is not None:
         return fast
+    if not strict and fenced and (body := _fenced_reply(text)) is not None:  # a fence around the reply
+        start, end = body
+        parsed = _parse(text[start:end], strict, names, fenced=False)  # one fence, not a nest of them
+        if isinstance(parsed, ParseError):
+            return parsed
+        return dataclasses.replace(parsed, discarded=text[end - len(parsed.discarded) :])
     readable, pieces = _readable(text)
     if not readable.strip():
         return _error("empty")
@@ -306,6 +316,26 @@ def _parse(text: str, strict: bool, names: _Names | None) -> Parsed:
     if isinstance(parsed, Final):
         return Final(parsed.answer, parsed.thought, discarded)
     return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
+
+
+def _fenced_reply(text: str) -> tuple[int, int] | None:
+    """Where the body of a fence around the whole reply lies, or None: the reply's first line (after
+    blank ones) opens a fence, and its last closes that fence, exactly."""
+    start = len(text) - len(text.lstrip())
+    fence = _FENCE_RUN.match(text, start)
+    if fence is None:
+        return None
+    line_end = text.find("\n", fence.end())
+    stripped = text.rstrip()
+    run = fence.group()
+    if line_end == -1 or not stripped.endswith("\n" + run, line_end):
+        return None
+    closing = len(stripped) - len(run)
+    if closing - 1 < line_end + 1:
+        return None
+    if _FENCE_INFO.fullmatch(text, fence.end(), line_end) is None:
+        return None
+    return line_end + 1, closing - 1
 
 
 def _error(reason: ParseErrorReason, thought: str = "") -> ParseError:
@@ -457,7 +487,7 @@ def _parse_tolerant(text: str, names: _Names | None) -> Parsed:
                 if later.kind not in ("input", "thought"):
                     break
         return found
-    blob = _json_directive(text, "", names)
+    blob = _json_directive(text, "", names, thinking=thoughts is not None)
     if blob is not None:
         return blob
     return _error("no_directive", "\n".join(t for t in thoughts if t) if thoughts else text.strip())
@@ -517,6 +547,8 @@ def _read_action(text: str, section: _Section, labels: _Labels, thought: str, na
     if name is not None:
         tool, after = name
         label = _INPUT_LABEL.match(text, after)
+        if label is None and (caption := _CAPTION.match(text, after)) is not None:
+            label = _INPUT_LABEL.match(text, caption.end())
         if label is not None:  # tool [(description)] then Action Input: value (LangChain/MRKL)
             return _labelled_input(text, tool, label.end(), labels, thought, names)
         opening = _OPEN.match(text, after, section.end)
@@ -716,12 +748,13 @@ class _Object:
         return _Object(value if isinstance(value, dict) else {}, self.written(key), self.python)
 
 
-def _json_directive(text: str, thought: str, names: _Names | None) -> Parsed | None:
+def _json_directive(text: str, thought: str, names: _Names | None, *, thinking: bool) -> Parsed | None:
     """The first JSON object in `text` that names a tool or an answer (few tries, linear).
 
     A blob in prose must look like a call (a name and its input); one with a name and members that
     are no input is a record the model quotes, not a call. A blob that is the whole reply is read as
-    one under an Action label is.
+    one under an Action label is. `thinking`: the reply has a Thought label, and a blob that starts
+    in the middle of a line ("...called with a blob like {...}") is quoted in the thought, not a call.
     """
     pos = 0
     literals = _LITERAL_TRIES
@@ -735,6 +768,9 @@ def _json_directive(text: str, thought: str, names: _Names | None) -> Parsed | N
             pos = brace + 1
             continue
         obj, stop = decoded
+        if thinking and _mid_line(text, brace):
+            pos = stop
+            continue
         alone = _BLOB_LEAD.fullmatch(text, 0, brace) is not None
         found = _blob(text, obj, stop, thought, names, prose=not alone)
         if found is not None:
@@ -743,6 +779,14 @@ def _json_directive(text: str, thought: str, names: _Names | None) -> Parsed | N
         # tries decode at most a few kilobytes more than the reply holds.
         pos = brace + 1 if stop - brace <= _JSON_NESTED else stop
     return None
+
+
+def _mid_line(text: str, brace: int) -> bool:
+    """Whether words come before `brace` on its line (a fence opener or marker does not count)."""
+    line_start = text.rfind("\n", max(0, brace - 200), brace) + 1
+    if line_start == 0 and brace > 200:
+        return True
+    return _BLOB_LEAD.fullmatch(text, line_start, brace) is None
 
 
 def _decoded_blob(text: str, brace: int, thought: str, names: _Names | None) -> Parsed | None:
