@@ -74,10 +74,10 @@ _BRACKET_LABEL = rf"(?m:^{_DECOR}\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
 # Three patterns, not one alternation: the regex module scans each far faster alone. Each is
 # compiled twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
-_PATTERNS = (_LINE_LABEL, _INLINE_LABEL, _BRACKET_LABEL)
+_BRACKETS = re.compile(_BRACKET_LABEL)  # `re`'s on both: it tries every "[" at a line start, ten times faster
 _FULL: tuple[tuple[Searcher, ...], ...] = (
-    tuple(re.compile(p) for p in _PATTERNS),
-    tuple(regex.compile(p) for p in _PATTERNS),
+    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL), _BRACKETS),
+    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL), _BRACKETS),
 )
 SHORT = 4096  # characters: a reply up to this long is searched with `re`
 # A line whose text is an answer or an input: a label later on it is part of what was written.
