@@ -2,26 +2,46 @@
 
 The canonical form, and what the tolerant default also reads:
 
-    reply     := [<think>...</think>] section* [made-up observation ...]
+    reply     := ["```" line] [<think>...</think>] [echoed observation] section* [made-up observation ...]
+                 ["```"]                         one fence around the whole reply is unwrapped;
+                                                 CRLF line ends are read as LF
     section   := label ":" body                 labels at a line start, any case, with markdown
-                                                 decoration ("**Action 2:**", "### Thought:")
-    label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL INPUT | FINAL [ANSWER] | ANSWER
-                 (and the same words in Spanish, French, German and Chinese)
+               | "[" label "]" [":"] body          decoration ("**Action 2:**", "### Thought:") or
+                                                 in brackets ("[THOUGHT]", "[FINAL ANSWER] 42")
+    label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL NAME | TOOL INPUT | FUNCTION NAME
+               | FUNCTION INPUT | FINAL [ANSWER] | ANSWER | AI
+                 (and the same words in Spanish, French, German and Chinese); the words of a label
+                 may be joined by spaces, "_", "-" or nothing ("FINAL_ANSWER", "FinalAnswer")
     ACTION    := tool "[" input "]" junk?        balanced brackets; input may span lines, sit in a
                                                  code fence or in quotes; "(" ")" also accepted
-               | tool ["(" description ")"]  ACTION INPUT: input     (LangChain/MRKL, Haystack)
-               | JSON blob, bare or fenced        {"action": t, "action_input": i} and kin
+               | tool ["(" description ")"] [TOOL CAPTION: ...]  ACTION INPUT: input
+                                                 (LangChain/MRKL, Haystack, Bee, BeeAI)
+               | JSON blob, bare or fenced        see "JSON blobs" below
                | Finish[answer]                   the ReAct paper's final answer (also answer[...],
                                                  final_answer[...], Final Answer + Action Input)
                | None  then  FINAL ANSWER: ...    "no action" (None, N/A, "I have the final answer")
                                                  followed by the answer is the answer
 
-With no labelled directive, a JSON action blob anywhere in the reply is read. Upper-case `ACTION:`
-and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`) also count later on
-a line, after a space or glued to a sentence ("...search.Action:SearchToolAction Input:{...}").
-The first directive wins; the text after it is returned as `discarded`, exactly as written.
+With no labelled directive, a JSON action blob anywhere in the reply is read, unless it only
+looks like a record (a name and members that are no input: {"name": "Bob", "age": 3}) or it is
+quoted in the middle of a line of a labelled thought ("Thought: ...called as {"action": ...}").
+Upper-case `ACTION:` and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`)
+also count later on a line, after a space or glued to a sentence ("...search.Action:SearchToolAction
+Input:{...}"). Stray decoration after a label's colon is not part of the value ("Action Input: **
+{...}"). The first directive wins; the text after it is returned as `discarded`, exactly as written.
 Thinking is dropped (of an unclosed <think>, only the tag) and everything from a made-up
-observation on is cut first (see `guard`).
+observation on is cut first (see `guard`); an observation label that opens the reply is the model
+echoing the last observation, and is skipped, not cut.
+
+JSON blobs: keys are compared ignoring case, with spaces and hyphens as "_" ("Action Input"). The
+tool is the first string under action, tool, tool_name, name, function, api_name, action_name or
+function_name; the input is the value under action_input, tool_input, input, arguments, args,
+parameters, action_variables or query (or any key ending in "_input"). The call may sit one level
+down, under function, tool_call, function_call, command or tool ({"command": {"name", "args"}},
+AutoGPT; {"tool": {"name", "args"}}, SuperAGI). A blob with no name but final_answer, answer or
+final is the answer. Strings may hold raw line breaks; a blob may be a Python literal with single
+quotes (up to 4096 characters). A blob that names a tool but holds its arguments under a key it
+does not know is the error `unread_arguments`: a tool is never run with less than the model wrote.
 
 What an action carries:
 - `tool`: a registered name when `tools` are given and one matches where a name is expected
@@ -43,7 +63,10 @@ registered, or an identifier).
 
 Speed: a canonical reply is matched by one anchored regular expression first (a few microseconds);
 everything else goes through the sections. Every search is bounded or advances, so a reply costs
-time linear in its length (bench/parser_speed.py measures both).
+time linear in its length (bench/parser_speed.py measures both): label words are a trie of
+character classes with possessive separators, a bracket label is only tried after "[" and a
+label's first letter, JSON is decoded a bounded number of times (_JSON_TRIES), and a Python
+literal only twice per reply and only up to 4096 characters (a quote-aware scan finds its end).
 """
 
 from __future__ import annotations
