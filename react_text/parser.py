@@ -9,9 +9,10 @@ The canonical form, and what the tolerant default also reads:
                | "[" label "]" [":"] body          decoration ("**Action 2:**", "### Thought:") or
                                                  in brackets ("[THOUGHT]", "[FINAL ANSWER] 42")
     label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL NAME | TOOL INPUT | FUNCTION NAME
-               | FUNCTION INPUT | FINAL [ANSWER] | ANSWER | AI
-                 (and the same words in Spanish, French, German and Chinese); the words of a label
-                 may be joined by spaces, "_", "-" or nothing ("FINAL_ANSWER", "FinalAnswer")
+               | FUNCTION INPUT | FINAL [ANSWER] | ANSWER | "AI" (in capitals only: LangChain's
+                 conversational answer) (and the same words in Spanish, French, German and
+                 Chinese); the words of a label may be joined by spaces, "_", "-" or nothing
+                 ("FINAL_ANSWER", "FinalAnswer")
     ACTION    := tool "[" input "]" junk?        balanced brackets; input may span lines, sit in a
                                                  code fence or in quotes; "(" ")" also accepted
                | tool ["(" description ")"] [TOOL CAPTION: ...]  ACTION INPUT: input
@@ -93,15 +94,18 @@ for _kind, _words in {
     # "Tool Name:" and "Function Name:" open the call of Bee and BeeAI
     "action": "action tool tool_name function_name acción accion aktion 行动 動作 操作",
     "input": "action_input tool_input function_input",
-    # "AI:" is LangChain's conversational agent answering
-    "final": "final final_answer answer ai respuesta_final respuesta réponse_finale réponse "
+    "final": "final final_answer answer respuesta_final respuesta réponse_finale réponse "
     "endgültige_antwort antwort 最终答案 答案",
     # a made-up next turn ("Task: ...", "QUESTION: ...") ends the section before it
     "turn": "task question",
 }.items():
     for _word in _words.split():
         _LABELS[_word] = _kind  # type: ignore[assignment]
+# Labels read only in the case written here: LangChain's conversational agent answers after "AI:"
+# (in any case, "ai:" would end an input at a line of YAML).
+_CASED: dict[str, Kind] = {"AI": "final"}
 _KINDS: dict[str, Kind] = {_word.replace("_", ""): _kind for _word, _kind in _LABELS.items()}
+_KINDS.update({_word.casefold(): _kind for _word, _kind in _CASED.items()})
 
 
 _Trie = dict[str, "_Trie"]
@@ -150,8 +154,9 @@ _AFTER_COLON = r"(?:\*{1,3}|_{1,3}(?=\s|$))?[ \t]*+(?:[*_]{1,3}[ \t]++)?"
 
 
 def _line_label(words: list[str]) -> str:
+    cased = "".join(f"|{w}" for w, kind in _CASED.items() if any(_LABELS[v] == kind for v in words))
     return (
-        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}){_NUMBER}"
+        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}{cased}){_NUMBER}"
         rf"[ \t*_]{{0,6}}:{_AFTER_COLON})"
     )
 
