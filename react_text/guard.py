@@ -37,7 +37,10 @@ guard would cut too: the protocol's own `OBSERVATION:`, LangChain's `Observation
 markdown form. The bare `Observation:` of earlier versions fired inside inputs and answers
 (`python[print('Observation: done')]` ran as `print('`), and a prefix without its colon
 ("\\nObservation") fires on a line that starts with "Observations show"; a numbered label
-("Observation 2:") is left to the guard. Three, under the Chat API's limit of four.
+("Observation 2:") is left to the guard. Three, under the Chat API's limit of four. (The one place
+a server stops where the guard would not: a reply whose first line is blank and whose second echoes
+the last observation. A reply that opens with the echo has no line break before it.) Bee's `Tool
+Output:` and Semantic Kernel's `[OBSERVATION]` are left to the guard too.
 
 All functions are pure and run in time linear in the input.
 """
