@@ -332,7 +332,9 @@ def _parse(text: str, strict: bool, names: _Names | None, *, fenced: bool = True
         parsed = _parse(text[start:end], strict, names, fenced=False)  # one fence, not a nest of them
         if isinstance(parsed, ParseError):
             return parsed
-        return dataclasses.replace(parsed, discarded=text[end - len(parsed.discarded) :])
+        # The closing fence belongs to the directive's reply, unless words came after the directive.
+        rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
+        return dataclasses.replace(parsed, discarded=rest)
     readable, pieces = _readable(text)
     if not readable.strip():
         return _error("empty")

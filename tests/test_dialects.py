@@ -183,9 +183,10 @@ def test_a_crlf_reply_is_read_with_lf_line_ends_and_discards_its_own_text() -> N
 
 
 def test_a_fence_around_the_reply_is_unwrapped_once() -> None:
-    assert parse("```\nFINAL: 42\n```") == Final("42", "", "\n```")
+    assert parse("```\nFINAL: 42\n```") == Final("42")  # the closing fence is the reply's, not discarded
+    assert parse("```\nACTION: a[b]\nmore\n```") == Action("a", "b", "", "\nmore\n```")
     nested = parse("````\n```\nFINAL: 42\n```\n````")  # the outer fence only; the inner one is read as text
-    assert isinstance(nested, Final) and nested.answer == "42" and nested.discarded == "\n````"
+    assert isinstance(nested, Final) and nested.answer == "42" and nested.discarded == ""
 
 
 def test_python_literal_blobs_are_read_up_to_a_bound() -> None:
