@@ -485,7 +485,7 @@ def _structured(text: str) -> object:
     if stripped[:1] not in ("{", "["):
         return None
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, strict=False)  # strings may hold raw line breaks, as models write them
     except (ValueError, RecursionError):
         pass
     if len(stripped) > _PYTHON_LIMIT or _NOT_PYTHON.search(stripped):

@@ -4,12 +4,20 @@ Every reply is cut here, because many servers and models ignore `stop` (and some
 is cut is everything from the first made-up observation on:
 
     an `Observation` label at the start of a line       ...]\\n**Observation 1:** 42
+      and Bee's `Tool Output:` (BeeAI's `Function       ...}\\nTool Output: {"results": 3}
+      Output:`) and Semantic Kernel's `[OBSERVATION]`   ...}\\n[OBSERVATION]
     a capitalised `Observation:` later on a line        ACTION: add[2, 3] Observation: 5
     a partial label at the very end, at a line start    ACTION: add[2, 3]\\nObs
       or right after a closing bracket                  ACTION: add[2, 3] Observ
 
 and never what the model wrote on purpose:
 
+    an observation label that opens the reply (after    Observation: 89\\nThought: now the hotel
+      any thinking or a fence's first line): the
+      model echoing the last observation before its
+      own Thought and Action (a made-up observation
+      follows the model's own words, it does not
+      open them)
     the inside of a <think> block, or of an unclosed    <think>the Observation: will say</think>
       <think> that runs to the end (and all before a lone </think>: its opening was in the prompt)
     the inside of a bracketed action input that closes  ACTION: python[print('Observation: done')]
@@ -29,7 +37,10 @@ guard would cut too: the protocol's own `OBSERVATION:`, LangChain's `Observation
 markdown form. The bare `Observation:` of earlier versions fired inside inputs and answers
 (`python[print('Observation: done')]` ran as `print('`), and a prefix without its colon
 ("\\nObservation") fires on a line that starts with "Observations show"; a numbered label
-("Observation 2:") is left to the guard. Three, under the Chat API's limit of four.
+("Observation 2:") is left to the guard. Three, under the Chat API's limit of four. (The one place
+a server stops where the guard would not: a reply whose first line is blank and whose second echoes
+the last observation. A reply that opens with the echo has no line break before it.) Bee's `Tool
+Output:` and Semantic Kernel's `[OBSERVATION]` are left to the guard too.
 
 All functions are pure and run in time linear in the input.
 """
@@ -60,18 +71,21 @@ _DECOR = r"[ \t>#*_\-]{0,12}"
 _OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would make every search slow
 # Searched in the text with full-width colons made ASCII (`_colons`): with a literal colon in the
 # pattern, the regex module looks for colons first.
-_LINE_LABEL = rf"(?m:^{_DECOR}{_OBSERVATION}(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:)"
+_OUTPUT = "(?:[Tt][Oo][Oo][Ll]|[Ff][Uu][Nn][Cc][Tt][Ii][Oo][Nn])[ \t_]{1,3}[Oo][Uu][Tt][Pp][Uu][Tt]"
+_LINE_LABEL = rf"(?m:^{_DECOR}(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:)"
+_BRACKET_LABEL = rf"(?m:^{_DECOR}\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
-# Two patterns, not one alternation: the regex module scans each far faster alone. Each is compiled
-# twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
-_FULL: tuple[tuple[Searcher, Searcher], ...] = (
-    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL)),
-    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL)),
+# Three patterns, not one alternation: the regex module scans each far faster alone. Each is
+# compiled twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
+_BRACKETS = re.compile(_BRACKET_LABEL)  # `re`'s on both: it tries every "[" at a line start, ten times faster
+_FULL: tuple[tuple[Searcher, ...], ...] = (
+    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL), _BRACKETS),
+    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL), _BRACKETS),
 )
 SHORT = 4096  # characters: a reply up to this long is searched with `re`
 # A line whose text is an answer or an input: a label later on it is part of what was written.
 _WRITTEN_LINE = re.compile(
-    rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|action[ \t_]+input|tool[ \t_]+input)"
+    rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|(?:action|tool|function)[ \t_]+input)"
     r"(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：]"
 )
 # A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV".
@@ -79,6 +93,8 @@ _PREFIXES = "bs|bse|bser|bserv|bserva|bservat|bservati|bservatio|bservation"
 _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the end
     rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
+_BLANK = re.compile(r"\s*+")
+_FENCE_LINE = re.compile(r"(?:`{3,}|~{3,})[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
@@ -232,33 +248,59 @@ def _inputs(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int 
         pos = end
 
 
+def _opening(text: str, spans: list[tuple[int, int]]) -> int:
+    """Where the reply's own text begins: past leading whitespace, think blocks and the opening
+    line of a fence around the reply."""
+    pos = 0
+    for start, end in spans:
+        pos = _skip_blank(text, pos)
+        if start > pos:
+            break
+        pos = end
+    pos = _skip_blank(text, pos)
+    fence = _FENCE_LINE.match(text, pos)
+    return _skip_blank(text, fence.end()) if fence is not None else pos
+
+
+def _skip_blank(text: str, pos: int) -> int:
+    m = _BLANK.match(text, pos)
+    return m.end() if m is not None else pos
+
+
 def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending: bool) -> int:
     """Where the first observation label at or after `since` starts that the guard cuts at, or len(text).
 
     `pending`: an input that has not closed (yet) protects what follows its bracket.
     """
-    if "observation" not in text[since:].lower():  # the common case: no label at all
+    lowered = text[since:].lower()
+    if "observation" not in lowered and "output" not in lowered:  # the common case: no label at all
         return len(text)
     patterns = _FULL[len(text) > SHORT]
-    found: list[tuple[int, re.Match[str] | regex.Match[str] | None]] = [(-1, None), (-1, None)]
+    found: list[tuple[int, re.Match[str] | regex.Match[str] | None]] = [(-1, None)] * len(patterns)
+    opening = _opening(text, spans)
     inputs: Iterator[tuple[int, int | None]] | None = None
     current: tuple[int, int | None] | None = None
     pos = since
     for _ in range(_SKIPS + 1):
-        starts = []
+        starts: list[tuple[int, int]] = []
         for i, pattern in enumerate(patterns):
             origin, m = found[i]
             if origin == -1 or (m is not None and m.start() < pos):  # a pattern that found none stays done
                 m = pattern.search(text, pos)
                 found[i] = (pos, m)
             if m is not None:
-                starts.append(m.start())
+                starts.append((m.start(), m.end()))
         if not starts:
             return len(text)
-        at = min(starts)
+        at, label_end = min(starts)
         # Inside thinking: go on after the block.
         if _inside(spans, at):
             pos = spans[bisect.bisect_right(spans, at, key=_start) - 1][1]
+            continue
+        # The label that opens the reply echoes the last observation: go on after it.
+        if at <= opening:  # (leading whitespace and thinking only before it)
+            pos = label_end
+            opening = -1
             continue
         # Later on a line that is an answer or an Action Input: go on at the next line.
         line_start = text.rfind("\n", 0, at) + 1

@@ -2,26 +2,47 @@
 
 The canonical form, and what the tolerant default also reads:
 
-    reply     := [<think>...</think>] section* [made-up observation ...]
+    reply     := ["```" line] [<think>...</think>] [echoed observation] section* [made-up observation ...]
+                 ["```"]                         one fence around the whole reply is unwrapped;
+                                                 CRLF line ends are read as LF
     section   := label ":" body                 labels at a line start, any case, with markdown
-                                                 decoration ("**Action 2:**", "### Thought:")
-    label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL INPUT | FINAL [ANSWER] | ANSWER
-                 (and the same words in Spanish, French, German and Chinese)
+               | "[" label "]" [":"] body          decoration ("**Action 2:**", "### Thought:") or
+                                                 in brackets ("[THOUGHT]", "[FINAL ANSWER] 42")
+    label     := THOUGHT | ACTION | ACTION INPUT | TOOL | TOOL NAME | TOOL INPUT | FUNCTION NAME
+               | FUNCTION INPUT | FINAL [ANSWER] | ANSWER | "AI" (in capitals only: LangChain's
+                 conversational answer) (and the same words in Spanish, French, German and
+                 Chinese); the words of a label may be joined by spaces, "_", "-" or nothing
+                 ("FINAL_ANSWER", "FinalAnswer")
     ACTION    := tool "[" input "]" junk?        balanced brackets; input may span lines, sit in a
                                                  code fence or in quotes; "(" ")" also accepted
-               | tool ["(" description ")"]  ACTION INPUT: input     (LangChain/MRKL, Haystack)
-               | JSON blob, bare or fenced        {"action": t, "action_input": i} and kin
+               | tool ["(" description ")"] [TOOL CAPTION: ...]  ACTION INPUT: input
+                                                 (LangChain/MRKL, Haystack, Bee, BeeAI)
+               | JSON blob, bare or fenced        see "JSON blobs" below
                | Finish[answer]                   the ReAct paper's final answer (also answer[...],
                                                  final_answer[...], Final Answer + Action Input)
                | None  then  FINAL ANSWER: ...    "no action" (None, N/A, "I have the final answer")
                                                  followed by the answer is the answer
 
-With no labelled directive, a JSON action blob anywhere in the reply is read. Upper-case `ACTION:`
-and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`) also count later on
-a line, after a space or glued to a sentence ("...search.Action:SearchToolAction Input:{...}").
-The first directive wins; the text after it is returned as `discarded`, exactly as written.
+With no labelled directive, a JSON action blob anywhere in the reply is read, unless it only
+looks like a record (a name and members that are no input: {"name": "Bob", "age": 3}) or it is
+quoted in the middle of a line of a labelled thought ("Thought: ...called as {"action": ...}").
+Upper-case `ACTION:` and `FINAL:` (and `Action:`, `Action Input:`, `Tool Input:`, `Final Answer:`)
+also count later on a line, after a space or glued to a sentence ("...search.Action:SearchToolAction
+Input:{...}"). Stray decoration after a label's colon is not part of the value ("Action Input: **
+{...}"). The first directive wins; the text after it is returned as `discarded`, exactly as written.
 Thinking is dropped (of an unclosed <think>, only the tag) and everything from a made-up
-observation on is cut first (see `guard`).
+observation on is cut first (see `guard`); an observation label that opens the reply is the model
+echoing the last observation, and is skipped, not cut.
+
+JSON blobs: keys are compared ignoring case, with spaces and hyphens as "_" ("Action Input"). The
+tool is the first string under action, tool, tool_name, name, function, api_name, action_name or
+function_name; the input is the value under action_input, tool_input, input, arguments, args,
+parameters, action_variables or query (or any key ending in "_input"). The call may sit one level
+down, under function, tool_call, function_call, command or tool ({"command": {"name", "args"}},
+AutoGPT; {"tool": {"name", "args"}}, SuperAGI). A blob with no name but final_answer, answer or
+final is the answer. Strings may hold raw line breaks; a blob may be a Python literal with single
+quotes (up to 4096 characters). A blob that names a tool but holds its arguments under a key it
+does not know is the error `unread_arguments`: a tool is never run with less than the model wrote.
 
 What an action carries:
 - `tool`: a registered name when `tools` are given and one matches where a name is expected
@@ -48,13 +69,16 @@ Linear time, by construction (a reply of 10,000 spaces after "Action: x" once to
 - Searched patterns (labels, observations) begin at a line start, a literal word or a lookbehind of
   one character, and every repeat in them is bounded or possessive, so each start costs a bounded
   amount; each is searched once per advance through the reply, never again from the same place.
+  Label words are a trie of character classes with possessive separators; a bracket label is only
+  tried after "[" and a label's first letter.
 - Patterns matched at a position read a window of _NEAR characters at most (labels and names are
   short); runs that adjacent parts could share (spaces before and after a description) are
-  possessive, so a long run is never split in every possible way.
+  possessive, so a long run is never split in every possible way. A fence is read by position.
 - Tool names are found by a dictionary of first letters, never by an alternation of names; the
   identifier before a bracket by a scan back over at most 64 characters.
 - Repeated work is capped: _SECTIONS sections before the next directive is searched for directly,
-  _JSON_TRIES starts of a JSON blob, _CALL_TRIES brackets on an action line.
+  _JSON_TRIES starts of a JSON blob, _CALL_TRIES brackets on an action line, and a Python literal
+  only twice per reply and only up to 4096 characters (a quote-aware scan finds its end).
 tests/test_pumping.py checks it: every pattern in the package, pumped from its own structure to
 100 KB (each repeated part and each pair of adjacent optional or repeated parts, with and without
 a failing suffix), and whole replies of every such shape through `parse`, the guard and `Agent`.
@@ -62,6 +86,8 @@ a failing suffix), and whole replies of every such shape through `parse`, the gu
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
 import json
 import re
@@ -79,8 +105,9 @@ Kind = Literal["thought", "action", "input", "final", "turn"]
 _LABELS: dict[str, Kind] = {}
 for _kind, _words in {
     "thought": "thought thinking reasoning pensamiento razonamiento pensée réflexion gedanke 思考 想法",
-    "action": "action tool acción accion aktion 行动 動作 操作",
-    "input": "action_input tool_input",
+    # "Tool Name:" and "Function Name:" open the call of Bee and BeeAI
+    "action": "action tool tool_name function_name acción accion aktion 行动 動作 操作",
+    "input": "action_input tool_input function_input",
     "final": "final final_answer answer respuesta_final respuesta réponse_finale réponse "
     "endgültige_antwort antwort 最终答案 答案",
     # a made-up next turn ("Task: ...", "QUESTION: ...") ends the section before it
@@ -88,6 +115,11 @@ for _kind, _words in {
 }.items():
     for _word in _words.split():
         _LABELS[_word] = _kind  # type: ignore[assignment]
+# Labels read only in the case written here: LangChain's conversational agent answers after "AI:"
+# (in any case, "ai:" would end an input at a line of YAML).
+_CASED: dict[str, Kind] = {"AI": "final"}
+_KINDS: dict[str, Kind] = {_word.replace("_", ""): _kind for _word, _kind in _LABELS.items()}
+_KINDS.update({_word.casefold(): _kind for _word, _kind in _CASED.items()})
 
 
 _Trie = dict[str, "_Trie"]
@@ -98,7 +130,8 @@ def _any_case(words: list[str]) -> str:
 
     `(?i)` would do, but the regex module then tries every position of the reply; spelled out, it
     looks for the required colon first, and a 100 KB reply without labels costs microseconds.
-    "_" in a word stands for any run of spaces, tabs or underscores.
+    "_" in a word stands for any run of spaces, tabs, underscores or hyphens, or none: "Final Answer",
+    "FINAL_ANSWER", "Final-Answer" and "FinalAnswer" are one label.
     """
     trie: _Trie = {}
     for word in words:
@@ -113,7 +146,7 @@ def _alternation(node: _Trie) -> str:
     branches = []
     for char, child in sorted(node.items()):
         if char == "_":
-            branches.append(r"[ \t_]+" + _alternation(child))
+            branches.append(r"[ \t_\-]*+" + _alternation(child))
         elif char:
             upper = char.upper()
             either = len(upper) == 1 and upper != char
@@ -126,45 +159,61 @@ def _alternation(node: _Trie) -> str:
 
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
+# After a label's colon: the closing half of a bold label ("**Action:** x", "**Action Input:**2"),
+# spaces, and stray decoration before the value ("Action Input: ** {...}", crewAI's tests).
+_AFTER_COLON = r"(?:\*{1,3}|_{1,3}(?=\s|$))?[ \t]*+(?:[*_]{1,3}[ \t]++)?"
 # At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
 # with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
 # module scans each far faster alone.)
 
 
 def _line_label(words: list[str]) -> str:
+    cased = "".join(f"|{w}" for w, kind in _CASED.items() if any(_LABELS[v] == kind for v in words))
     return (
-        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}){_NUMBER}"
-        r"[ \t*_]{0,6}:(?:[*_]{1,3}(?=\s|$))?[ \t]*)"
+        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}{cased}){_NUMBER}"
+        rf"[ \t*_]{{0,6}}:{_AFTER_COLON})"
     )
+
+
+def _bracket_label(words: list[str]) -> str:
+    """At a line start, in square brackets (Semantic Kernel's stepwise planner): "[THOUGHT]",
+    "[ACTION]", "[FINAL ANSWER] 42". A colon after the bracket is taken too."""
+    firsts = regex.escape("".join(sorted({c for w in words for c in (w[0].lower(), w[0].upper())})))
+    return rf"(?m:^{_DECOR}\[(?=[{firsts}])(?P<word>{_any_case(words)}){_NUMBER}\][ \t]*+(?::[ \t]*+)?)"
 
 
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
 # sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
+# A space in a word stands for any run of spaces and tabs, or none ("FinalAnswer:").
 _INLINE_WORDS = ["Action Input", "Tool Input", "Final Answer", "Action", "ACTION", "FINAL ANSWER", "FINAL"]
 
 
 def _inline_label(words: list[str]) -> str:
-    alternatives = "|".join(w.replace(" ", r"[ \t]+") for w in words)
+    alternatives = "|".join(w.replace(" ", r"[ \t]*+") for w in words)
     return rf"(?<=[ \t.,;!?)\]\"'`*a-z0-9])(?P<word>{alternatives})[ \t]*:[ \t]*"
 
 
-def _compiled(line: str, inline: str) -> tuple[tuple[guard.Searcher, guard.Searcher], ...]:
+def _compiled(line: str, inline: str, bracket: str) -> tuple[tuple[guard.Searcher, ...], ...]:
     """Each pattern compiled twice: `re` is faster per call on a short reply, the regex module far
-    faster on a long one (guard.SHORT says which is which)."""
-    return (re.compile(line), re.compile(inline)), (regex.compile(line), regex.compile(inline))
+    faster on a long one (guard.SHORT says which is which). The bracket pattern, which starts at
+    every "[" at a line start, is `re`'s on both: the regex module takes ten times as long per try."""
+    brackets = re.compile(bracket)
+    return (re.compile(line), re.compile(inline), brackets), (regex.compile(line), regex.compile(inline), brackets)
 
 
-_LABEL_PATTERNS = _compiled(_line_label(list(_LABELS)), _inline_label(_INLINE_WORDS))
+_LABEL_PATTERNS = _compiled(_line_label(list(_LABELS)), _inline_label(_INLINE_WORDS), _bracket_label(list(_LABELS)))
 # Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
 # for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
+_DIRECTIVE_WORDS = [w for w, kind in _LABELS.items() if kind in ("action", "final")]
 _DIRECTIVE_PATTERNS = _compiled(
-    _line_label([w for w, kind in _LABELS.items() if kind in ("action", "final")]),
+    _line_label(_DIRECTIVE_WORDS),
     _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
+    _bracket_label(_DIRECTIVE_WORDS),
 )
 _SECTIONS = 64
 _NEAR = 512  # characters a pattern matched at a position may read
-_SPACES = re.compile(r"[ \t_]+")
-_DECORATION = re.compile(r"[`'\"*]{0,3}")
+_SEPARATORS = re.compile(r"[ \t_\-]+")
+_DECORATION = re.compile(r"(?:[*_]{1,3}[ \t]++)?[`'\"*]{0,3}")  # before a tool name: "** Search", "`add`"
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 _FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
 _OPEN = re.compile(r"[ \t]*[\[(]")
@@ -175,8 +224,10 @@ _BRACKET = re.compile(r"[\[(]")
 # before and after a description) cannot split one long run in every possible way.
 _INPUT_LABEL = re.compile(
     rf"(?i)[`'\"*.]{{0,3}}+[ \t]*+(?:\([^()\n]{{0,200}}+\))?+[ \t*_`'\".]*+(?:\n[ \t]*+)*+{_DECOR}"
-    r"(?:(?:action|tool)[ \t_]*+)?input(?:[ \t]*+\d{1,4}+)?+[ \t*_]{0,6}+[:：](?:[*_]{1,3}+(?=\s|$))?+[ \t]*+"
+    rf"(?:(?:action|tool|function)[ \t_]*+)?input(?:[ \t]*+\d{{1,4}}+)?+[ \t*_]{{0,6}}+[:：]{_AFTER_COLON}"
 )
+# Bee's "Tool Caption: Searching for ..." between the name and the input.
+_CAPTION = re.compile(r"[ \t]*+\n[ \t]*+(?i:tool[ \t_]*caption)[ \t]*+:[^\n]{0,500}")
 # "Action: None", "Action: I have the final answer": no tool, the answer follows.
 _NO_ACTION = re.compile(
     r"(?i)[\s`'\"*]*+(?:none|n/?a|null|nil|nothing|no[ _-]?(?:action|tool)s?(?:[ \t]++(?:needed|required))?"
@@ -186,6 +237,8 @@ _NO_TOOLS = frozenset({"none", "n/a", "na", "null", "nil", "nothing"})
 # The opening line of a fence: the fence (all of the run), an info string without backticks, the line break.
 _FENCE_LINE = re.compile(r"(?P<fence>`{3,}+|~{3,}+)(?P<info>[^\n`]*+)\n")
 _FENCE_TAIL = re.compile(r"[ \t]*+\n?+[ \t]*+(?:`{3,}+|~{3,}+)")
+_FENCE_RUN = re.compile(r"`{3,}+|~{3,}+")
+_FENCE_INFO = re.compile(r"[ \t]*+[\w.+-]{0,20}[ \t]*+")  # "```json", "```py"
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
 _JSON_NESTED = 2048  # a JSON object up to this size is also searched inside for a blob
@@ -277,8 +330,29 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
     `tools`: the registered tool names, matched wherever a name is expected.
     """
     names = _names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if "\r\n" in text and text.count("\n") == text.count("\r\n"):
+        # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
+        # `discarded` stays the reply's own text. Mixed line ends are read as they are.
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names)
+        if isinstance(parsed, ParseError) or not parsed.discarded:
+            return parsed
+        # Every "\n" of the discarded suffix was a "\r\n": the suffix as written is that much longer.
+        written = len(parsed.discarded) + parsed.discarded.count("\n")
+        return dataclasses.replace(parsed, discarded=text[len(text) - written :])
+    return _parse(text, strict, names)
+
+
+def _parse(text: str, strict: bool, names: _Names | None, *, fenced: bool = True) -> Parsed:
     if not strict and (fast := _canonical(text, names)) is not None:
         return fast
+    if not strict and fenced and (body := _fenced_reply(text)) is not None:  # a fence around the reply
+        start, end = body
+        parsed = _parse(text[start:end], strict, names, fenced=False)  # one fence, not a nest of them
+        if isinstance(parsed, ParseError):
+            return parsed
+        # The closing fence belongs to the directive's reply, unless words came after the directive.
+        rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
+        return dataclasses.replace(parsed, discarded=rest)
     readable, pieces = _readable(text)
     if not readable.strip():
         return _error("empty")
@@ -290,6 +364,26 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
     if isinstance(parsed, Final):
         return Final(parsed.answer, parsed.thought, discarded)
     return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
+
+
+def _fenced_reply(text: str) -> tuple[int, int] | None:
+    """Where the body of a fence around the whole reply lies, or None: the reply's first line (after
+    blank ones) opens a fence, and its last closes that fence, exactly."""
+    start = len(text) - len(text.lstrip())
+    fence = _FENCE_RUN.match(text, start)
+    if fence is None:
+        return None
+    line_end = text.find("\n", fence.end())
+    stripped = text.rstrip()
+    run = fence.group()
+    if line_end == -1 or not stripped.endswith("\n" + run, line_end):
+        return None
+    closing = len(stripped) - len(run)
+    if closing - 1 < line_end + 1:
+        return None
+    if _FENCE_INFO.fullmatch(text, fence.end(), line_end) is None:
+        return None
+    return line_end + 1, closing - 1
 
 
 def _error(reason: ParseErrorReason, thought: str = "") -> ParseError:
@@ -365,7 +459,7 @@ class _Labels:
         self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
         self.long = len(text) > guard.SHORT
         self.patterns = _LABEL_PATTERNS[self.long]
-        self.found: list[tuple[int, _Match | None]] = [(-1, None), (-1, None)]
+        self.found: list[tuple[int, _Match | None]] = [(-1, None)] * len(self.patterns)
 
     def next_directive(self, pos: int) -> _Match | None:
         """The first action or answer label that starts at or after `pos` (one search each)."""
@@ -395,7 +489,7 @@ def _label_kind(m: _Match) -> Kind:
 
 @functools.lru_cache(maxsize=256)
 def _kind_of(word: str) -> Kind:
-    return _LABELS.get(_SPACES.sub("_", word.casefold()), "final")
+    return _KINDS.get(_SEPARATORS.sub("", word.casefold()), "final")
 
 
 def _sections(text: str, labels: _Labels) -> Iterator[_Section]:
@@ -441,7 +535,7 @@ def _parse_tolerant(text: str, names: _Names | None) -> Parsed:
                 if later.kind not in ("input", "thought"):
                     break
         return found
-    blob = _json_directive(text, 0, len(text), "", names)
+    blob = _json_directive(text, "", names, thinking=thoughts is not None)
     if blob is not None:
         return blob
     return _error("no_directive", "\n".join(t for t in thoughts if t) if thoughts else text.strip())
@@ -501,6 +595,8 @@ def _read_action(text: str, section: _Section, labels: _Labels, thought: str, na
     if name is not None:
         tool, after = name
         label = _INPUT_LABEL.match(text, after, after + _NEAR)
+        if label is None and (caption := _CAPTION.match(text, after, after + _NEAR)) is not None:
+            label = _INPUT_LABEL.match(text, caption.end(), caption.end() + _NEAR)
         if label is not None:  # tool [(description)] then Action Input: value (LangChain/MRKL)
             return _labelled_input(text, tool, label.end(), labels, thought, names)
         opening = _OPEN.match(text, after, min(section.end, after + _NEAR))
@@ -683,26 +779,83 @@ def _fenced(value: str) -> str | None:
 
 # --- JSON action blobs ----------------------------------------------------------------------------
 
-_NAME_KEYS = ("action", "tool", "tool_name", "name", "function")
-_INPUT_KEYS = ("action_input", "tool_input", "input", "arguments", "args", "parameters", "query")
+# Keys are compared casefolded, with spaces and hyphens as underscores ("Action Input" is action_input).
+_NAME_KEYS = ("action", "tool", "tool_name", "name", "function", "api_name", "action_name", "function_name")
+# An object under one of these holds the call: {"function": {"name", "arguments"}}, {"tool_call": {...}},
+# AutoGPT's {"command": {"name", "args"}}, SuperAGI's {"tool": {"name", "args"}}.
+_WRAPPERS = ("function", "tool_call", "function_call", "command", "tool")
+_INPUT_KEYS = (
+    "action_input", "tool_input", "input", "arguments", "args", "parameters", "action_variables", "query",
+)  # fmt: skip
 _FINAL_KEYS = ("final_answer", "answer", "final")
-_DECODER = json.JSONDecoder()
+# Members that say something about a call but are no part of its arguments.
+_NOTE_KEYS = frozenset({"thought", "thoughts", "reasoning", "plan", "criticism", "speak", "explanation", "id", "type"})
+_DECODER = json.JSONDecoder(strict=False)  # strings may hold raw line breaks, as models write them
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_LITERAL_SIZE = 4096  # a Python-literal blob ({'action': 'x'}) is read up to this size
+_LITERAL_TRIES = 2  # and at most this many are tried in a reply
+_LITERAL_START = re.compile(r"\{\s{0,16}'")
+# What may come before a blob that makes up the whole reply: a fence opener, ModelScope's marker.
+_BLOB_LEAD = re.compile(r"(?:<\|startofthink\|>)?[ \t\n]*+(?:(?:`{3,}|~{3,})[\w-]{0,20})?[ \t\n]*+")
 
 
-def _json_directive(text: str, start: int, end: int, thought: str, names: _Names | None) -> Action | Final | None:
-    """The first JSON object in text[start:end] that names a tool or an answer (few tries, linear)."""
-    pos = start
+@dataclass(frozen=True, slots=True)
+class _Object:
+    """A decoded object and its text exactly as written (JSON, or a Python literal)."""
+
+    value: dict[str, object]
+    source: str
+    python: bool
+
+    def keys(self) -> dict[str, str]:
+        """Normalised key -> the key as written (the first of any that normalise alike)."""
+        keyed: dict[str, str] = {}
+        for key in self.value:
+            keyed.setdefault(_SEPARATORS.sub("_", key.strip().casefold()), key)
+        return keyed
+
+    def written(self, key: str) -> str:
+        """The text of member `key`'s value, as written."""
+        if self.python:
+            body = ast.parse(self.source, mode="eval").body
+            if isinstance(body, ast.Dict):
+                for k, v in zip(body.keys, body.values, strict=True):
+                    if isinstance(k, ast.Constant) and k.value == key:
+                        return ast.get_source_segment(self.source, v) or ""
+            return ""
+        start, end = _members(self.source, 0)[key]
+        return self.source[start:end]
+
+    def inner(self, key: str) -> _Object:
+        value = self.value[key]
+        return _Object(value if isinstance(value, dict) else {}, self.written(key), self.python)
+
+
+def _json_directive(text: str, thought: str, names: _Names | None, *, thinking: bool) -> Parsed | None:
+    """The first JSON object in `text` that names a tool or an answer (few tries, linear).
+
+    A blob in prose must look like a call (a name and its input); one with a name and members that
+    are no input is a record the model quotes, not a call. A blob that is the whole reply is read as
+    one under an Action label is. `thinking`: the reply has a Thought label, and a blob that starts
+    in the middle of a line ("...called with a blob like {...}") is quoted in the thought, not a call.
+    """
+    pos = 0
+    literals = _LITERAL_TRIES
     for _ in range(_JSON_TRIES):
-        brace = text.find("{", pos, end)
+        brace = text.find("{", pos)
         if brace == -1:
             return None
-        try:
-            value, stop = _DECODER.raw_decode(text, brace)
-        except (ValueError, RecursionError):
+        decoded = _decode(text, brace, literals > 0)
+        if decoded is None:
+            literals -= _LITERAL_START.match(text, brace) is not None
             pos = brace + 1
             continue
-        found = _blob(text, brace, value, stop, thought, names)
+        obj, stop = decoded
+        if thinking and _mid_line(text, brace):
+            pos = stop
+            continue
+        alone = _BLOB_LEAD.fullmatch(text, 0, brace) is not None
+        found = _blob(text, obj, stop, thought, names, prose=not alone)
         if found is not None:
             return found
         # Look inside a small object ({"tool_calls": [{...}]}); step over a large one, so the
@@ -711,60 +864,127 @@ def _json_directive(text: str, start: int, end: int, thought: str, names: _Names
     return None
 
 
-def _decoded_blob(text: str, brace: int, thought: str, names: _Names | None) -> Action | Final | None:
-    """The directive of the JSON object at `brace`, or None if there is none."""
+def _mid_line(text: str, brace: int) -> bool:
+    """Whether words come before `brace` on its line (a fence opener or marker does not count)."""
+    line_start = text.rfind("\n", max(0, brace - 200), brace) + 1
+    if line_start == 0 and brace > 200:
+        return True
+    return _BLOB_LEAD.fullmatch(text, line_start, brace) is None
+
+
+def _decoded_blob(text: str, brace: int, thought: str, names: _Names | None) -> Parsed | None:
+    """The directive of the object at `brace` under an Action label, or None if there is none."""
+    decoded = _decode(text, brace, True)
+    if decoded is None:
+        return None
+    obj, stop = decoded
+    return _blob(text, obj, stop, thought, names, prose=False)
+
+
+def _decode(text: str, brace: int, literal: bool) -> tuple[_Object, int] | None:
+    """The object at `brace` and the index after it: JSON, or (when `literal`) a small Python literal."""
     try:
         value, stop = _DECODER.raw_decode(text, brace)
     except (ValueError, RecursionError):
-        return None
-    return _blob(text, brace, value, stop, thought, names)
+        return _literal(text, brace) if literal and _LITERAL_START.match(text, brace) else None
+    return (_Object(value, text[brace:stop], False), stop) if isinstance(value, dict) else None
 
 
-def _blob(text: str, brace: int, value: object, stop: int, thought: str, names: _Names | None) -> Action | Final | None:
-    """The directive of the JSON value decoded from text[brace:stop], or None if it is not one."""
-    if not isinstance(value, dict):
+def _literal(text: str, brace: int) -> tuple[_Object, int] | None:
+    """A Python dict literal ({'action': 'search'}) at `brace`, up to _LITERAL_SIZE characters."""
+    stop = _literal_end(text, brace, min(len(text), brace + _LITERAL_SIZE))
+    if stop is None:
         return None
+    source = text[brace:stop]
+    try:
+        value = ast.literal_eval(source)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return None
+    return _Object(value, source, True), stop
+
+
+def _literal_end(text: str, start: int, limit: int) -> int | None:
+    """Just past the brace that closes the one at `start`, skipping quoted strings, or None."""
+    depth = 0
+    quote = ""
+    pos = start
+    while pos < limit:
+        char = text[pos]
+        if quote:
+            if char == "\\":
+                pos += 1
+            elif char == quote:
+                quote = ""
+            elif char == "\n":
+                return None
+        elif char in "'\"":
+            quote = char
+        elif char in "{[(":
+            depth += 1
+        elif char in "}])":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        pos += 1
+    return None
+
+
+def _blob(text: str, obj: _Object, stop: int, thought: str, names: _Names | None, *, prose: bool) -> Parsed | None:
+    """The directive of a decoded object that ends at `stop`, or None if it is not one.
+
+    `prose`: the object sits in free text, so one that is not plainly a call is no directive. Not
+    in prose, a tool named with members that are no input it can read is an error: a call is never
+    made with less than the model wrote.
+    """
     fence = _FENCE_TAIL.match(text, stop)
     discarded = text[fence.end() if fence is not None else stop :]
-    blob: dict[str, object] = value
-    at = brace
-    function = blob.get("function")
-    if isinstance(function, dict):  # {"function": {"name": ..., "arguments": ...}}
-        at = _members(text, brace)["function"][0]
-        blob = function
-    name: str | None = next((v for k in _NAME_KEYS if isinstance(v := blob.get(k), str)), None)
-    if name is None:
+    keys = obj.keys()
+    for wrapper in _WRAPPERS:
+        if wrapper in keys and isinstance(obj.value[keys[wrapper]], dict):
+            obj = obj.inner(keys[wrapper])
+            keys = obj.keys()
+            break
+    named = next((k for k in _NAME_KEYS if k in keys and isinstance(obj.value[keys[k]], str)), None)
+    if named is None:
         for key in _FINAL_KEYS:
-            if isinstance(blob.get(key), str | int | float):
-                return Final(_answer_text(text, at, blob, key), thought, discarded)
+            if key in keys and isinstance(obj.value[keys[key]], str | int | float):
+                return Final(_answer_text(obj, keys[key]), thought, discarded)
         return None
+    name = str(obj.value[keys[named]]).strip()
     if not name:
         return None
     tool = names.lookup(name) if names is not None else name
-    given = next((k for k in _INPUT_KEYS if k in blob), None)
+    given = next((k for k in _INPUT_KEYS if k in keys), None)
+    given = given or next((k for k in keys if k.endswith("_input")), None)  # Dify: any key holding "input"
+    if given is None:
+        unread = [k for k in keys if k != named and k not in _NOTE_KEYS]
+        if unread:
+            return None if prose else _error("unread_arguments", thought)
+        return Final("", thought, discarded) if _finishes(tool, names) else Action(tool, "", thought, discarded)
     if _finishes(tool, names):
-        return Final(_answer_text(text, at, blob, given) if given else "", thought, discarded)
-    return Action(tool, _input_text(text, at, blob, given) if given else "", thought, discarded)
+        return Final(_answer_text(obj, keys[given]), thought, discarded)
+    return Action(tool, _input_text(obj, keys[given]), thought, discarded)
 
 
-def _input_text(text: str, at: int, blob: dict[str, object], key: str) -> str:
-    """A blob's input as tool input text: a string's text; any other JSON value as written."""
-    value = blob[key]
+def _input_text(obj: _Object, key: str) -> str:
+    """A blob's input as tool input text: a string's text; any other value as written."""
+    value = obj.value[key]
     if isinstance(value, str):
         return value
     if value is None:
         return ""
-    start, end = _members(text, at)[key]
-    return text[start:end]
+    return obj.written(key)
 
 
-def _answer_text(text: str, at: int, blob: dict[str, object], key: str) -> str:
+def _answer_text(obj: _Object, key: str) -> str:
     """A blob's final answer: as _input_text, and a one-key object gives its value ({"answer": x})."""
-    value = blob[key]
+    value = obj.value[key]
     if isinstance(value, dict) and len(value) == 1:
         inner = next(iter(value.values()))
         return inner if isinstance(inner, str) else json.dumps(inner, ensure_ascii=False)
-    return _input_text(text, at, blob, key)
+    return _input_text(obj, key)
 
 
 def _members(text: str, brace: int) -> dict[str, tuple[int, int]]:

@@ -14,6 +14,7 @@ ParseErrorReason = Literal[
     "missing_input",  # an action with no [input]
     "empty_answer",  # FINAL: with nothing after it
     "bad_action",  # an ACTION that is not tool[input] (or a JSON blob with no tool name)
+    "unread_arguments",  # a tool named, with arguments the parser cannot read (never called with fewer)
 ]
 
 StopReason = Literal[

@@ -31,6 +31,18 @@ def test_at_most_four_stop_sequences() -> None:
         ("no label here", "no label here"),
         ("ACTION: python[print(1)] Observation: 1", "ACTION: python[print(1)] "),
         ("ACTION: lookup train Observation: 89", "ACTION: lookup train "),
+        # Bee's and BeeAI's observations, Semantic Kernel's stepwise planner's
+        ('Tool Name: s\nTool Input: {"q": 1}\nTool Output: 3\nFinal Answer: 3', 'Tool Name: s\nTool Input: {"q": 1}\n'),
+        ("Function Name: s\nFunction Input: {}\nfunction_output: 3", "Function Name: s\nFunction Input: {}\n"),
+        ('[ACTION]\n{"action": "s"}\n[OBSERVATION]\n3\n[FINAL ANSWER] 3', '[ACTION]\n{"action": "s"}\n'),
+        # an echo of the last observation opens the reply; a made-up one after the action is cut
+        ("Observation: 89\nThought: x\nACTION: a[b]\nObservation: 5", "Observation: 89\nThought: x\nACTION: a[b]\n"),
+        (
+            "<think>ok</think>\n**Observation:** 89\nACTION: a[b] Observation: 5",
+            "<think>ok</think>\n**Observation:** 89\nACTION: a[b] ",
+        ),
+        ("```\nObservation: 89\nFINAL: 89\n```", "```\nObservation: 89\nFINAL: 89\n```"),
+        ("Thought: x\nObservation: 89\nFINAL: 89", "Thought: x\n"),  # not the reply's opening: cut as before
     ],
 )
 def test_cut(text: str, kept: str) -> None:
@@ -101,9 +113,22 @@ def test_cut_never_raises_and_keeps_a_prefix(text: str) -> None:
 @settings(max_examples=500)
 def test_each_stop_sequence_fires_only_where_the_guard_cuts(before: str, stop: str) -> None:
     # Outside thinking and bracketed inputs, the guard cuts at (or before) the label where a server
-    # would stop at a stop sequence: what `stop` saves, the guard would have dropped anyway.
+    # would stop at a stop sequence: what `stop` saves, the guard would have dropped anyway. The one
+    # exception is a label that opens the reply: an echo of the last observation, which the guard
+    # keeps (a server would stop there, so a reply can only echo on a line of its own first).
     text = before + stop + " 42"
-    assert len(cut(text).kept) <= len(before) + 1
+    if before.strip():
+        assert len(cut(text).kept) <= len(before) + 1
+    else:
+        assert cut(text).kept == text
+
+
+def test_an_echo_does_not_stop_a_stream() -> None:
+    assert not is_cut("Observation: 89\nThought: now the hotel")
+    assert is_cut("Observation: 89\nACTION: a[b]\nObservation: 5")
+    assert not is_cut("The tool said")
+    assert not is_cut("Tool Input: {}")
+    assert is_cut("Tool Input: {}\nTool Output: 1")
 
 
 def test_is_cut_from_an_offset() -> None:
