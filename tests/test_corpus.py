@@ -104,7 +104,7 @@ def test_parse_compare_prints_the_scoreboard() -> None:
     )  # fmt: skip
     assert done.returncode == 0
     first = done.stdout.splitlines()[0].split()
-    assert first == ["naive", "strict", "tolerant"]
+    assert first[:3] == ["naive", "strict", "tolerant"]  # then the peers that are installed (test_compare)
     assert "318/318" in done.stdout
     assert "reasoning" in done.stdout and "tool names" in done.stdout
 
