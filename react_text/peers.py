@@ -14,10 +14,11 @@ Each adapter imports its peer only when asked for (nothing in the core imports t
 hands it the reply as the peer's own agent would: cut at the stop sequences that agent sends the
 server. What comes back becomes a reading: a peer's action is its tool and the input it hands the
 tool (a string stripped of surrounding whitespace, or the value a peer decoded, compared with
-what the reply wrote read as JSON or a Python literal: see `corpus`), its finish the final answer; the exception the peer raises to refuse a reply
-(LangChain's OutputParserException, crewAI's OutputParserError, LlamaIndex's and smolagents'
-ValueError) is an error reading. Any other exception is a bug here and propagates. Peers get no
-tool names: none of them takes the registry when it reads.
+what the reply wrote read as JSON or a Python literal: see `corpus`), its finish the final
+answer; the exception the peer raises to refuse a reply (LangChain's OutputParserException,
+crewAI's OutputParserError, LlamaIndex's and smolagents' ValueError) is an error reading. Any
+other exception is a bug here and propagates. Peers get no tool names: none of them takes the
+registry when it reads.
 
 Not every peer's agent does with a refusal what an error reading means here: crewAI's executor
 turns a reply its parser refuses into a final answer holding the whole reply (`format_answer`).
