@@ -189,7 +189,7 @@ def _arguments() -> argparse.ArgumentParser:
         help="score every parser, and the peers' that are installed, on a corpus (FILE, --corpus, or the"
         " bundled one) and print the scoreboard",
     )
-    parse.add_argument("--corpus", metavar="FILE", help="the corpus to score on (implies --compare; format above)")
+    parse.add_argument("--corpus", metavar="FILE", help="the corpus to score on (implies --compare; format below)")
     parse.set_defaults(handler=_parse)
 
     mcp = _command(
