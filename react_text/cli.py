@@ -190,6 +190,12 @@ def _arguments() -> argparse.ArgumentParser:
         " bundled one) and print the scoreboard",
     )
     parse.add_argument("--corpus", metavar="FILE", help="the corpus to score on (implies --compare; format below)")
+    parse.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --compare, score the peers' parsers that are installed (default on; they take seconds to import)",
+    )
     parse.set_defaults(handler=_parse)
 
     mcp = _command(
@@ -383,7 +389,8 @@ def _parse(args: argparse.Namespace) -> int:
         cases = corpus.load(args.corpus or args.file or corpus.bundled())
         if args.tools:
             cases = [case if case.tools else replace(case, tools=args.tools) for case in cases]
-        parsers, notes = peers.contenders([spec for spec in args.parser if spec not in parsing.PARSERS])
+        own = [spec for spec in args.parser if spec not in parsing.PARSERS]
+        parsers, notes = peers.contenders(own, with_peers=args.peers)
         print(corpus.scoreboard(corpus.score(cases, parsers), notes=notes))
         return 0
     if len(args.parser) > 1:

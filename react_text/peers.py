@@ -194,12 +194,15 @@ PEERS = (
 )
 
 
-def contenders(specs: Sequence[str] = ()) -> tuple[dict[str, Parser], list[str]]:
+def contenders(specs: Sequence[str] = (), *, with_peers: bool = True) -> tuple[dict[str, Parser], list[str]]:
     """Every parser to score, in the scoreboard's order (react-text's, the peers that import, the
     user's `module:function` specs), and notes saying what each peer is or how to install it."""
     parsers: dict[str, Parser] = dict(PARSERS)
-    notes = ["peers (each reads the reply as its own agent gets it, cut at the stop sequences it sends):"]
-    for peer in PEERS:
+    if with_peers:
+        notes = ["peers (each reads the reply as its own agent gets it, cut at the stop sequences it sends):"]
+    else:
+        notes = [f"peers not scored (--no-peers): {', '.join(peer.name for peer in PEERS)}"]
+    for peer in PEERS if with_peers else ():
         try:
             parsers[peer.name] = peer.parser()
         except ImportError:

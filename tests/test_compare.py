@@ -101,7 +101,7 @@ def test_several_parsers_a_file_path_a_method_and_the_tools_keyword(tmp_path: Pa
     )
     (tmp_path / "own.py").write_text(MY_PARSERS)
     done = react_text(
-        "parse", "--compare", "--corpus", "mine.jsonl",
+        "parse", "--compare", "--corpus", "mine.jsonl", "--no-peers",
         "--parser", "./own.py:named", "--parser", "own:Reader.read", "--parser", "naive",
         cwd=tmp_path,
     )  # fmt: skip
@@ -175,7 +175,7 @@ BAD_CORPORA = [
 @pytest.mark.parametrize(("content", "says"), BAD_CORPORA, ids=[s for _, s in BAD_CORPORA])
 def test_a_bad_corpus_is_one_line_and_exit_2(tmp_path: Path, content: str, says: str) -> None:
     (tmp_path / "mine.jsonl").write_text(content)
-    done = react_text("parse", "--corpus", "mine.jsonl", cwd=tmp_path)
+    done = react_text("parse", "--corpus", "mine.jsonl", "--no-peers", cwd=tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("react-text: ") and says in done.stderr, done.stderr
 
@@ -199,7 +199,7 @@ def test_a_bad_parser_is_one_line_and_exit_2(tmp_path: Path, args: list[str], sa
     (tmp_path / "myparsers.py").write_text(MY_PARSERS)
     (tmp_path / "broken.py").write_text("1 / 0\n")
     (tmp_path / "needs.py").write_text("import nosuchdependency\n")
-    compare = [] if "give one" in says else ["--corpus", "mine.jsonl"]
+    compare = [] if "give one" in says else ["--corpus", "mine.jsonl", "--no-peers"]
     done = react_text("parse", *compare, *args, cwd=tmp_path, stdin="FINAL: 1")
     assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("react-text: ") and says in done.stderr, done.stderr
@@ -253,8 +253,10 @@ def test_a_jsonl_line_with_bad_tools_is_one_line_and_exit_2(tmp_path: Path) -> N
 def test_tools_given_to_compare_reach_rows_without_their_own(tmp_path: Path) -> None:
     case = ("ACTION: unit converter[5 km]", {"kind": "action", "tool": "unit converter", "input": "5 km"})
     (tmp_path / "mine.jsonl").write_text(rows(case))
-    without = board(react_text("parse", "--corpus", "mine.jsonl", cwd=tmp_path).stdout)["all cases"]
-    told = board(react_text("parse", "--corpus", "mine.jsonl", "--tools", "unit converter", cwd=tmp_path).stdout)
+    without = board(react_text("parse", "--corpus", "mine.jsonl", "--no-peers", cwd=tmp_path).stdout)["all cases"]
+    told = board(
+        react_text("parse", "--corpus", "mine.jsonl", "--no-peers", "--tools", "unit converter", cwd=tmp_path).stdout
+    )
     assert (without["tolerant"], told["all cases"]["tolerant"]) == ("0/1", "1/1")
 
 
@@ -271,6 +273,13 @@ def test_peers_that_are_absent_are_shown_with_their_pip_command(tmp_path: Path) 
     assert done.stdout.splitlines()[0].split() == ["naive", "strict", "tolerant"]
     for peer in peers.PEERS:
         assert f"  {peer.name:<11} not installed: pip install {peer.distribution}\n" in done.stdout
+
+
+def test_no_peers_says_they_were_not_scored(tmp_path: Path) -> None:
+    (tmp_path / "mine.jsonl").write_text(MINE)
+    done = react_text("parse", "--corpus", "mine.jsonl", "--no-peers", cwd=tmp_path)
+    assert done.stdout.splitlines()[0].split() == ["naive", "strict", "tolerant"]
+    assert f"peers not scored (--no-peers): {', '.join(PEER_NAMES)}" in done.stdout
 
 
 def test_the_core_imports_no_peer() -> None:
