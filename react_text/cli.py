@@ -54,7 +54,18 @@ EXAMPLES_PARSE = """examples:
   printf 'THOUGHT: x\\nACTION: add[2, 3]\\n' | react-text parse
   react-text parse --parser naive < reply.txt
   react-text parse replies.jsonl                  one JSON line of output per reply
-  react-text parse --compare                       the robustness scoreboard on tests/data/replies.jsonl
+  echo 'ACTION: unit converter[5 km]' | react-text parse --tools "unit converter,lookup"
+  react-text parse --compare                       the robustness scoreboard on the bundled corpus
+  react-text parse --corpus mine.jsonl --parser myparsers:read    your parser on your replies
+
+A corpus is JSON lines, one reply a line: {"text": "...", "expected": {"kind": "action", "tool":
+"lookup", "input": "cats"}} (or {"kind": "final", "answer": "..."}, or {"kind": "error"}), with
+optional "id", "category" (a scoreboard row), "source", "mode" ("chat", or "completion": THOUGHT:
+is put back before the reply) and "tools" (the registered tool names). --parser module:function
+names any function from a reply's text to a reading: a react_text Parsed value or a dict like
+"expected" (raising is an error reading); give it several times to compare several. The
+scoreboard shows the peers' real parsers (LangChain, LlamaIndex, smolagents, crewAI) when they
+are installed, and the pip command for each that is not.
 """
 
 
@@ -157,12 +168,33 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parse.add_argument("--strict", action="store_true", help="accept only the canonical form (= --parser strict)")
     parse.add_argument(
-        "--parser", choices=sorted(parsing.PARSERS), default="tolerant", help="which parser reads (default tolerant)"
+        "--parser",
+        action="append",
+        default=[],
+        metavar="NAME|MODULE:FUNCTION",
+        help=f"which parser reads: {', '.join(sorted(parsing.PARSERS))} (default tolerant), or your own"
+        " function from text to a reading; with --compare, each one given is scored too",
+    )
+    parse.add_argument(
+        "--tools",
+        type=_names,
+        default=(),
+        metavar="NAME,...",
+        help="the registered tool names (so 'ACTION: unit converter[5 km]' reads as tool 'unit converter');"
+        ' a .jsonl line\'s own "tools" field wins',
     )
     parse.add_argument(
         "--compare",
         action="store_true",
-        help="score every parser on a corpus (FILE, default tests/data/replies.jsonl) and print the scoreboard",
+        help="score every parser, and the peers' that are installed, on a corpus (FILE, --corpus, or the"
+        " bundled one) and print the scoreboard",
+    )
+    parse.add_argument("--corpus", metavar="FILE", help="the corpus to score on (implies --compare; format below)")
+    parse.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --compare, score the peers' parsers that are installed (default on; they take seconds to import)",
     )
     parse.set_defaults(handler=_parse)
 
@@ -349,15 +381,21 @@ def _read(path: str) -> str:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    if args.compare:
-        from . import corpus
+    if args.compare or args.corpus:
+        from . import corpus, peers
 
-        path = args.file or os.path.join("tests", "data", "replies.jsonl")
-        if not os.path.exists(path):
-            raise ConfigError(f"no corpus at {path}: give a corpus file (JSON lines with text and expected)")
-        print(corpus.scoreboard(corpus.score(corpus.load(path), parsing.PARSERS)))
+        if args.file and args.corpus:
+            raise ConfigError(f"give the corpus once: {args.file} or --corpus {args.corpus}")
+        cases = corpus.load(args.corpus or args.file or corpus.bundled())
+        if args.tools:
+            cases = [case if case.tools else replace(case, tools=args.tools) for case in cases]
+        own = [spec for spec in args.parser if spec not in parsing.PARSERS]
+        parsers, notes = peers.contenders(own, with_peers=args.peers)
+        print(corpus.scoreboard(corpus.score(cases, parsers), notes=notes))
         return 0
-    read = parsing.PARSERS["strict" if args.strict else args.parser]
+    if len(args.parser) > 1:
+        raise ConfigError("give one --parser to read with (or --compare to score several)")
+    read = _reader("strict" if args.strict else (args.parser or ["tolerant"])[0])
     if args.file and args.file.endswith(".jsonl"):
         for number, line in enumerate(_read(args.file).splitlines(), 1):
             if not line.strip():
@@ -365,14 +403,48 @@ def _parse(args: argparse.Namespace) -> int:
             try:
                 row = json.loads(line)
                 text = row["text"]
-            except (ValueError, KeyError, TypeError):
-                raise ConfigError(f'{args.file}:{number}: not a reply line ({{"text": ...}})') from None
-            print(json.dumps({"id": row.get("id"), **parsed_dict(read(text))}, ensure_ascii=False))
+                names = _row_tools(row.get("tools"), args.tools)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise ConfigError(
+                    f'{args.file}:{number}: not a reply line ({{"text": ..., "tools": [names]}})'
+                ) from None
+            print(json.dumps({"id": row.get("id"), **read(text, names)}, ensure_ascii=False))
         return 0
     text = _read(args.file) if args.file else sys.stdin.read()
-    parsed = read(text)
-    print(json.dumps(parsed_dict(parsed), ensure_ascii=False, indent=2))
-    return 1 if isinstance(parsed, ParseError) else 0
+    shown = read(text, args.tools)
+    print(json.dumps(shown, ensure_ascii=False, indent=2))
+    return 1 if shown["kind"] == "error" else 0
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _row_tools(value: object, default: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return default
+    if not (isinstance(value, list) and all(isinstance(name, str) for name in value)):
+        raise TypeError("tools is not a list of names")
+    return tuple(value)
+
+
+def _reader(name: str) -> Callable[[str, tuple[str, ...]], dict[str, Any]]:
+    """The parser named (a built-in, or the user's module:function) as text and names -> the JSON shown."""
+    if name in parsing.PARSERS:
+        builtin = parsing.PARSERS[name]
+        return lambda text, names: parsed_dict(builtin(text, tools=names))
+    from . import corpus, peers
+
+    own = peers.user(name)
+
+    def read(text: str, names: tuple[str, ...]) -> dict[str, Any]:
+        got = own(text, tools=names)
+        try:
+            return parsed_dict(got) if isinstance(got, Action | Final | ParseError) else corpus.as_reading(got)
+        except ValueError as exc:
+            raise ConfigError(f"--parser {name} read the reply as {str(got)[:60]}, which {exc}") from None
+
+    return read
 
 
 # --- run ------------------------------------------------------------------------------------------

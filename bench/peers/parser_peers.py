@@ -28,12 +28,15 @@ def peers() -> dict[str, Parse]:
         found["smolagents"] = lambda text: get_tool_call_from_text(text, "name", "arguments")
     except ImportError:
         pass
-    try:
-        from langchain.agents.output_parsers import ReActSingleInputOutputParser
-
-        found["LangChain ReAct"] = ReActSingleInputOutputParser().parse
+    try:  # langchain 1.x moved the agents to langchain-classic
+        from langchain_classic.agents.output_parsers import ReActSingleInputOutputParser
     except ImportError:
-        pass
+        try:
+            from langchain.agents.output_parsers import ReActSingleInputOutputParser
+        except ImportError:
+            ReActSingleInputOutputParser = None
+    if ReActSingleInputOutputParser is not None:
+        found["LangChain ReAct"] = ReActSingleInputOutputParser().parse
     return found
 
 
