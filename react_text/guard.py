@@ -94,7 +94,7 @@ _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the e
     rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
 _BLANK = re.compile(r"\s*+")
-_FENCE_LINE = re.compile(r"(?:`{3,}|~{3,})[^\n`]{0,40}\n")
+_FENCE_LINE = re.compile(r"(?:`{3,}+|~{3,}+)[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
