@@ -193,15 +193,26 @@ def _inline_label(words: list[str]) -> str:
     return rf"(?<=[ \t.,;!?)\]\"'`*a-z0-9])(?P<word>{alternatives})[ \t]*:[ \t]*"
 
 
-def _compiled(line: str, inline: str, bracket: str) -> tuple[tuple[guard.Searcher, ...], ...]:
+def _heading_label(words: list[str]) -> str:
+    """A markdown heading that is nothing but a label, its body on the lines below: "### Thought",
+    "## Action" (with a colon, "### Action:" is a line label)."""
+    return rf"(?m:^[ \t]{{0,3}}#{{1,6}}[ \t]++(?P<word>{_any_case(words)})[ \t]*+\n)"
+
+
+def _compiled(line: str, inline: str, bracket: str, heading: str) -> tuple[tuple[guard.Searcher, ...], ...]:
     """Each pattern compiled twice: `re` is faster per call on a short reply, the regex module far
     faster on a long one (guard.SHORT says which is which). The bracket pattern, which starts at
     every "[" at a line start, is `re`'s on both: the regex module takes ten times as long per try."""
     brackets = re.compile(bracket)
-    return (re.compile(line), re.compile(inline), brackets), (regex.compile(line), regex.compile(inline), brackets)
+    return (
+        (re.compile(line), re.compile(inline), brackets, re.compile(heading)),
+        (regex.compile(line), regex.compile(inline), brackets, regex.compile(heading)),
+    )
 
 
-_LABEL_PATTERNS = _compiled(_line_label(list(_LABELS)), _inline_label(_INLINE_WORDS), _bracket_label(list(_LABELS)))
+_LABEL_PATTERNS = _compiled(
+    _line_label(list(_LABELS)), _inline_label(_INLINE_WORDS), _bracket_label(list(_LABELS)), _heading_label(list(_LABELS))
+)
 # Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
 # for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
 _DIRECTIVE_WORDS = [w for w, kind in _LABELS.items() if kind in ("action", "final")]
@@ -209,6 +220,7 @@ _DIRECTIVE_PATTERNS = _compiled(
     _line_label(_DIRECTIVE_WORDS),
     _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
     _bracket_label(_DIRECTIVE_WORDS),
+    _heading_label(_DIRECTIVE_WORDS),
 )
 _SECTIONS = 64
 _NEAR = 512  # characters a pattern matched at a position may read
@@ -316,10 +328,10 @@ def _word_char(char: str) -> bool:
 def _names(tools: tuple[str, ...]) -> _Names:
     folded: dict[str, str] = {}
     by_initial: dict[str, list[str]] = {}
+    tools = tuple(name for name in tools if name)  # an empty name names nothing
     for name in tools:
         folded.setdefault(name.casefold(), name)
-        if name:
-            by_initial.setdefault(name[0].casefold(), []).append(name)
+        by_initial.setdefault(name[0].casefold(), []).append(name)
     ordered = {k: tuple(sorted(v, key=len, reverse=True)) for k, v in by_initial.items()}
     return _Names(frozenset(tools), tuple(sorted(set(tools), key=len, reverse=True)), folded, ordered)
 

@@ -40,7 +40,7 @@ def test_any_error_reading_agrees_with_an_expected_error() -> None:
 
 def test_the_tolerant_parser_beats_the_baselines_on_the_corpus() -> None:
     naive, strict, tolerant = score(load(CORPUS), PARSERS)
-    assert tolerant.right == tolerant.total == 376
+    assert tolerant.right == tolerant.total == len(load(CORPUS)) >= 379
     assert naive.accuracy < 0.6
     assert strict.accuracy < 0.6
     for group in ("reasoning", "tool names"):
