@@ -211,7 +211,10 @@ def _compiled(line: str, inline: str, bracket: str, heading: str) -> tuple[tuple
 
 
 _LABEL_PATTERNS = _compiled(
-    _line_label(list(_LABELS)), _inline_label(_INLINE_WORDS), _bracket_label(list(_LABELS)), _heading_label(list(_LABELS))
+    _line_label(list(_LABELS)),
+    _inline_label(_INLINE_WORDS),
+    _bracket_label(list(_LABELS)),
+    _heading_label(list(_LABELS)),
 )
 # Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
 # for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
