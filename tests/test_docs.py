@@ -79,7 +79,17 @@ def blocks(page: Path) -> list[Block]:
         kind, _, value = word.partition(":")
         line = text.count("\n", 0, match.start(2)) + 1
         code = match.group(2)
-        found.append(Block(page, line, match.group(1), code, value.strip() if kind == "needs" else "", word == "continue", value.strip() if kind == "file" else ""))
+        found.append(
+            Block(
+                page,
+                line,
+                match.group(1),
+                code,
+                value.strip() if kind == "needs" else "",
+                word == "continue",
+                value.strip() if kind == "file" else "",
+            )
+        )
     return found
 
 
@@ -172,7 +182,9 @@ def test_python_block(block: Block, monkeypatch: pytest.MonkeyPatch, tmp_path: P
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-fake-not-checked")
         for each in chain(block):
-            execute(Block(each.page, each.line, "python", URL.sub(server.url, each.code), "", continues=False), namespace)
+            execute(
+                Block(each.page, each.line, "python", URL.sub(server.url, each.code), "", continues=False), namespace
+            )
         assert server.requests, f"{block.id} never reached the server"
 
 
@@ -199,9 +211,15 @@ def run_against_a_collector(block: Block) -> None:
     )
     server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+    }
     try:
-        subprocess.run([sys.executable, "-c", block.code + run], capture_output=True, text=True, env=env, timeout=60, check=True)
+        subprocess.run(
+            [sys.executable, "-c", block.code + run], capture_output=True, text=True, env=env, timeout=60, check=True
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -235,7 +253,9 @@ def commands(code: str) -> list[list[str]]:
 
 
 def test_the_bash_blocks_are_found_and_split() -> None:
-    code = 'react-text run --max-steps 3 \\\n  "What is 2 + 3?"   # a comment\n\nreact-text parse < reply.txt | jq .kind\n'
+    code = (
+        'react-text run --max-steps 3 \\\n  "What is 2 + 3?"   # a comment\n\nreact-text parse < reply.txt | jq .kind\n'
+    )
     assert commands(code) == [["run", "--max-steps", "3", "What is 2 + 3?"], ["parse"]]
     assert len(BLOCKS) > 40 and {b.needs for b in BLOCKS} >= {"", "openai", "local", "setup"}
 
@@ -247,14 +267,21 @@ def test_bash_block(block: Block, tmp_path: Path) -> None:
     checked = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr
     for args in commands(block.code):
+        status: object = 0
         try:
             cli._arguments().parse_args(args)
         except SystemExit as exc:  # argparse's way of refusing (--help exits 0)
-            assert exc.code == 0, f"{block.id}: the command line refuses: react-text {shlex.join(args)}"
+            status = exc.code
+        assert status == 0, f"{block.id}: the command line refuses: react-text {shlex.join(args)}"
     if block.needs not in RUN:
         return
     scratch(block, tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     code = f'react-text() {{ {shlex.quote(sys.executable)} -m react_text.cli "$@"; }}\nset -eo pipefail\n{block.code}'
     if block.needs == "openai":
         with FakeServer() as server:
@@ -268,7 +295,46 @@ def test_bash_block(block: Block, tmp_path: Path) -> None:
 
 
 def _bash(code: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        ["bash", "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+# -- what the pages say of the code ---------------------------------------------------------------
+
+NAMED_TEST = re.compile(r"`(test_\w+\.py)?::(test_\w+)")
+
+
+def test_every_test_a_page_names_exists() -> None:
+    """The guarantees (and every other page) name the tests that attack each promise: each one is a
+    test function in that file (`::test_x` after `test_file.py::...` in the same line names the same file)."""
+    missing = []
+    for page in PAGES:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            file = None
+            for match in NAMED_TEST.finditer(line):
+                file = match.group(1) or file
+                if file is None:
+                    continue
+                source = ROOT / "tests" / file
+                if not source.is_file() or f"def {match.group(2)}(" not in source.read_text(encoding="utf-8"):
+                    missing.append(f"{page.relative_to(ROOT)}: {file}::{match.group(2)}")
+    assert not missing, "\n".join(missing)
+    assert "test_promises_limits.py::test_budgets_hold_against_a_server_that_counts_differently" in (
+        ROOT / "docs/guarantees.md"
+    ).read_text(encoding="utf-8")
+
+
+def test_troubleshooting_quotes_every_correction_as_the_prompts_say() -> None:
+    """What the model is told, quoted on the troubleshooting page word for word from prompts/."""
+    page = (ROOT / "docs/troubleshooting.md").read_text(encoding="utf-8")
+    files = sorted(f for d in ("errors", "corrections", "history") for f in (ROOT / "prompts" / d).glob("*.txt"))
+    assert len(files) > 20
+    for file in files:
+        for line in file.read_text(encoding="utf-8").splitlines():
+            words = line.strip()
+            if words and not re.fullmatch(r"\$\w+", words):
+                assert words in page, f"{file.relative_to(ROOT)}: {words!r} is not quoted on docs/troubleshooting.md"
 
 
 # -- the site -------------------------------------------------------------------------------------
