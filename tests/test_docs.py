@@ -340,15 +340,16 @@ def test_troubleshooting_quotes_every_correction_as_the_prompts_say() -> None:
 # -- the site -------------------------------------------------------------------------------------
 
 
-def test_the_site_builds_strict_and_offline(tmp_path: Path) -> None:
-    """`mkdocs build --strict`: a warning (a broken link, a docstring mkdocstrings cannot read, a
-    page left out of the nav) fails the build. No network is needed: nothing is fetched."""
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built with `mkdocs build --strict` (built once for the tests below)."""
     mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent)) or shutil.which("mkdocs")
     if mkdocs is None:
         pytest.skip('mkdocs is not installed: pip install -e ".[docs]"')
+    into = tmp_path_factory.mktemp("docs") / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
     built = subprocess.run(
-        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        [mkdocs, "build", "--strict", "--site-dir", str(into)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -358,9 +359,16 @@ def test_the_site_builds_strict_and_offline(tmp_path: Path) -> None:
     )
     assert built.returncode == 0, built.stderr
     assert "WARNING" not in built.stderr, built.stderr
-    site = tmp_path / "site"
+    return into
+
+
+def test_the_site_builds_strict_and_offline(site: Path) -> None:
+    """A warning (a broken link or anchor, a docstring mkdocstrings cannot read, a page left out of
+    the nav) fails the build. No network is needed: nothing is fetched, no web font is loaded."""
     for page in ("index.html", "llms.txt", "llms-full.txt", "search/search_index.json", "reference/api/index.html"):
         assert (site / page).is_file(), page
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert (site / "notebooks" / notebook.stem / "index.html").is_file(), f"{notebook.name} is not on the site"
     api = (site / "reference/api/index.html").read_text(encoding="utf-8")
     import react_text
 
@@ -368,3 +376,20 @@ def test_the_site_builds_strict_and_offline(tmp_path: Path) -> None:
     assert not missing, f"the API reference leaves out {missing}"
     full = (site / "llms-full.txt").read_text(encoding="utf-8")
     assert "context window" in full and "vLLM" in full
+    assert "fonts.googleapis.com" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_search_box_finds_what_a_reader_looks_for(site: Path) -> None:
+    """Headless Chromium types "context window" and "vLLM" into the search box of the site served on
+    127.0.0.1, and a result links to the page that answers each (scripts/docs_browser.py)."""
+    if shutil.which("chromium") is None:
+        pytest.skip("needs Debian's chromium: apt-get install chromium")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/docs_browser.py"), "--site", str(site)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "found 'context window'" in done.stdout and "found 'vLLM'" in done.stdout
