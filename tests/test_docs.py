@@ -325,6 +325,27 @@ def test_every_test_a_page_names_exists() -> None:
     ).read_text(encoding="utf-8")
 
 
+def test_the_scoreboard_on_the_page_is_what_parse_compare_prints() -> None:
+    """docs/how-to/parsers.md shows `react-text parse --compare`'s board: it must be today's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "parse", "--compare", "--no-peers"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=True,
+    )
+    printed = done.stdout.split("\npeers not scored", 1)[0].rstrip()
+    page = ROOT / "docs/how-to/parsers.md"
+    shown = next(b.code for b in blocks(page) if b.language == "text" and "naive    strict  tolerant\n" in b.code)
+    rerun = "paste the board of: react-text parse --compare --no-peers"
+    assert [line.rstrip() for line in shown.rstrip().splitlines()] == [
+        line.rstrip() for line in printed.splitlines()
+    ], rerun
+    total = re.search(r"all cases +\d+/(\d+)", printed)
+    assert total is not None and f"holds {total.group(1)} replies" in page.read_text(encoding="utf-8")
+
+
 def test_troubleshooting_quotes_every_correction_as_the_prompts_say() -> None:
     """What the model is told, quoted on the troubleshooting page word for word from prompts/."""
     page = (ROOT / "docs/troubleshooting.md").read_text(encoding="utf-8")
