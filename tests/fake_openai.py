@@ -1,5 +1,6 @@
-"""A fake OpenAI-compatible chat server on 127.0.0.1, for the eval tests: it plays a model that
-solves `What is A + B?` with the calculator in two calls, and records every request it gets.
+"""A fake OpenAI-compatible server on 127.0.0.1, for the eval and docs tests: it plays a model that
+solves `What is A + B?` with the calculator in two calls, over chat (/v1/chat/completions) or a
+completion transcript (/v1/completions), and records every request it gets.
 
     with FakeServer(delay=0.05) as server:
         server.url                   # http://127.0.0.1:PORT/v1
@@ -33,6 +34,15 @@ def answer(messages: list[dict[str, str]]) -> str:
     return f"THOUGHT: I will add.\nACTION: calculator[{expression}]"
 
 
+def transcript_messages(prompt: str) -> list[dict[str, str]]:
+    """A completion transcript read as the chat messages it stands for: the instructions and task,
+    then one user message per observation (so a first request holds two, as in chat)."""
+    observations = [line for line in prompt.splitlines() if line.startswith("OBSERVATION:")]
+    return [{"role": "system", "content": ""}, {"role": "user", "content": prompt}] + [
+        {"role": "user", "content": line} for line in observations
+    ]
+
+
 def question(messages: list[dict[str, str]]) -> str:
     """The task: the last QUESTION: of the first user message (the example's comes before it)."""
     first = next(m["content"] for m in messages if m["role"] == "user" and "QUESTION:" in m["content"])
@@ -50,20 +60,23 @@ class FakeServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                messages = body["messages"]
+                messages = body["messages"] if "messages" in body else transcript_messages(body["prompt"])
                 task = question(messages)
                 with server._lock:
                     server.requests.append((task, len(messages)))
                 time.sleep(server.delay)
                 text = answer(messages)
+                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
+                if "messages" in body:
+                    choice["message"] = {"role": "assistant", "content": text}
+                else:  # the transcript ends in THOUGHT:, which the reply continues
+                    choice["text"] = " " + text.removeprefix("THOUGHT: ")
                 reply = {
                     "id": "fake",
-                    "object": "chat.completion",
+                    "object": "chat.completion" if "messages" in body else "text_completion",
                     "created": 0,
                     "model": body["model"],
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                    ],
+                    "choices": [choice],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                 }
                 data = json.dumps(reply).encode()

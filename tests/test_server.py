@@ -152,22 +152,6 @@ def test_agent_over_the_chat_endpoint_ends_cleanly(base_url: str) -> None:
     assert all(step.reply.startswith("THOUGHT: ") for step in result.steps)  # the grammar held
 
 
-def test_the_readme_python_example_runs_against_a_real_server(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's Python example, run as written; OPENAI_BASE_URL points the client at llama.cpp."""
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    snippet = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    monkeypatch.setenv("OPENAI_BASE_URL", base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-not-checked")
-    namespace: dict[str, object] = {}
-    exec(compile(snippet, "README.md", "exec"), namespace)
-    result = namespace["result"]
-    assert result.stop_reason in {"final", "max_steps", "max_tokens", "format_errors"}  # type: ignore[attr-defined]
-    assert result.usage.total_tokens > 0  # type: ignore[attr-defined]
-    assert namespace["run"].result.steps  # type: ignore[attr-defined]
-
-
 # -- async, over the same server ---------------------------------------------------------------
 
 
