@@ -115,8 +115,15 @@ class Episode:
     """One run of `agent` on `task`. `window`: the model's context window in tokens, if known."""
 
     def __init__(self, agent: Agent, task: str, *, window: int | None = None) -> None:
-        self._play = _Protocol(agent, task, window).play()
+        self._protocol = _Protocol(agent, task, window)
+        self._play = self._protocol.play()
         self._started = False
+
+    @property
+    def counted(self) -> Usage | None:
+        """The tokens the engine counted for the last reply it was sent, when the model reported
+        none (None when it did): what the reply was billed."""
+        return self._protocol.counted
 
     def start(self) -> Command:
         if self._started:
@@ -164,6 +171,7 @@ class _Protocol:
         self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls, for repeat detection
         self.format_errors = 0
         self.tool_calls = 0
+        self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
         use_grammar = agent.model.accepts_grammar if agent.prompting.grammar is None else agent.prompting.grammar
         self.grammar = protocol_grammar(self.names, after_cue=not self.chat) if use_grammar else None
@@ -330,6 +338,7 @@ class _Protocol:
 
     def _bill(self, reply: Reply, estimate: int, local: int) -> Usage:
         usage = reply.usage or Usage(estimate, self.meter.scale(self.count(reply.text)))
+        self.counted = None if reply.usage else usage
         self.meter.sent(usage, local, reported=reply.usage is not None)
         return usage
 
@@ -362,6 +371,7 @@ class _Protocol:
             return reply, usage, seconds
         again = event.reply
         more = again.usage or Usage(estimate, self.meter.scale(self.count(again.text)))
+        self.counted = None if again.usage else more
         self.meter.charge(more)
         if self.chat:
             return again, usage + more, seconds

@@ -5,6 +5,7 @@
     result = await agent.arun(task)           # the same, in an event loop
     run = agent.iter_steps(task)              # one frozen Step at a time; then run.result
     arun = agent.aiter_steps(task)            # the same, `async for`; then arun.result
+    run.close()                               # stop early (await arun.aclose()); collected: the same
 
 What a run decides lives in `episode` (a state machine that performs no I/O); the drivers here
 only carry out what it asks (call the model, ask the approver, run the tool) and hand back what
@@ -14,6 +15,7 @@ came of it, so a sync and an async run of the same script take the same steps.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import time
@@ -136,12 +138,27 @@ class _Driven:
         self._command: Command | None = None
         self._result: RunResult | None = None
         self._spans = telemetry.RunSpans()
+        self._handed = 0  # steps handed out
+        self._closed = False
 
     @property
     def result(self) -> RunResult:
         if self._result is None:
+            if self._closed:
+                raise RuntimeError("the run was closed before it finished: it has no result")
             raise RuntimeError("the run is not finished: iterate it to the end first")
         return self._result
+
+    def close(self) -> None:
+        """Stop the run where it is (it hands out no more steps); a finished run is unchanged.
+        A run that is let go unfinished is closed when it is collected."""
+        if self._result is None and not self._closed:
+            self._closed = True
+            self._spans.abandon(self._handed)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
+            self.close()
 
     def _begin(self, window: int | None) -> Command:
         self._spans = telemetry.start(self._agent, self._task)
@@ -158,6 +175,7 @@ class _Driven:
             return None
         assert isinstance(command, Emit)
         self._command = self._episode.send(None)
+        self._handed += 1
         return command.step
 
 
@@ -169,6 +187,8 @@ class Run(_Driven):
 
     def __next__(self) -> Step:
         agent = self._agent
+        if self._closed:
+            raise StopIteration
         try:
             if self._command is None:
                 self._command = self._begin(_window(agent))
@@ -177,8 +197,8 @@ class Run(_Driven):
             while not isinstance(command, Emit | Done):
                 with self._spans.around(command) as span:
                     event = _perform(agent, command)
-                    span.record(event)
-                command = self._episode.send(event)
+                    command = self._episode.send(event)
+                    span.record(event, self._episode.counted)
         except StopIteration as exc:  # raised by a model or an approver: it must not end the iteration quietly
             error = RuntimeError(f"{type(exc).__name__} escaped from the model or the approver")
             self._spans.fail(error)
@@ -198,8 +218,14 @@ class AsyncRun(_Driven):
     def __aiter__(self) -> AsyncRun:
         return self
 
+    async def aclose(self) -> None:
+        """`close`, as an async generator's is awaited."""
+        self.close()
+
     async def __anext__(self) -> Step:
         agent = self._agent
+        if self._closed:
+            raise StopAsyncIteration
         try:
             if self._command is None:
                 self._command = self._begin(await _awindow(agent))
@@ -208,8 +234,8 @@ class AsyncRun(_Driven):
             while not isinstance(command, Emit | Done):
                 with self._spans.around(command) as span:
                     event = await _aperform(agent, command)
-                    span.record(event)
-                command = self._episode.send(event)
+                    command = self._episode.send(event)
+                    span.record(event, self._episode.counted)
         except BaseException as exc:
             self._spans.fail(exc)
             raise

@@ -16,7 +16,7 @@ before they moved to their own repository.
     with spans.around(command) as span:       # a model call or a tool call, as a child span
         event = ...
         span.record(event)
-    spans.end(result)                          # or spans.fail(exc)
+    spans.end(result)                          # or spans.fail(exc), or spans.abandon(steps)
 
 Child spans take the run's span as their parent explicitly: a sync run is an iterator, and the
 code that iterates it may start spans of its own between steps. The run's span is never made
@@ -36,7 +36,11 @@ Content (the task, prompts, replies, tool arguments and results, the answer) can
 is never recorded unless the user opts in with the conventions' own switch,
 OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true; then `gen_ai.input.messages`,
 `gen_ai.output.messages`, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` are recorded
-as JSON strings, keys scrubbed. API keys are never recorded.
+as JSON strings, keys scrubbed, and error descriptions say what went wrong; without it, an error's
+description is its type alone (`KeyError`), since an exception's message may hold a tool's input.
+API keys are never recorded. A model that reports no usage gets the engine's own count of the
+call's tokens, marked `react_text.usage.counted_locally`. A run the caller stops iterating early
+ends its span when it is closed or collected (`react_text.stop_reason` "abandoned").
 """
 
 from __future__ import annotations
@@ -53,15 +57,16 @@ from .errors import scrub
 if TYPE_CHECKING:
     from .episode import Command, Event
     from .loop import Agent
-    from .types import Model, Request, RunResult
+    from .types import Model, Request, RunResult, Usage
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _IN_PROCESS = {"LocalModel": "llama_cpp", "ScriptedModel": "react_text.scripted"}
 
 
 class _Call:
-    def record(self, event: Event) -> None:
-        """What came of the call."""
+    def record(self, event: Event, counted: Usage | None = None) -> None:
+        """What came of the call; `counted`: the engine's count of a reply's tokens, when the model
+        reported none."""
 
 
 class RunSpans:
@@ -76,6 +81,9 @@ class RunSpans:
 
     def fail(self, error: BaseException) -> None:
         """The run was interrupted by an exception (Ctrl-C, a bug in a backend)."""
+
+    def abandon(self, steps: int) -> None:
+        """The caller stopped iterating the run after `steps` steps (closed it, or let it go)."""
 
 
 _NONE = RunSpans()
@@ -107,10 +115,13 @@ class _Ended(RunSpans):
         self._run = run
 
     def end(self, result: RunResult) -> None:
-        self._run.span.end()
+        self._run.close()
 
     def fail(self, error: BaseException) -> None:
-        self._run.span.end()
+        self._run.close()
+
+    def abandon(self, steps: int) -> None:
+        self._run.close()
 
 
 class _Spans(RunSpans):
@@ -120,6 +131,7 @@ class _Spans(RunSpans):
         self._model: Model = agent.model
         self._capture = os.environ.get(CAPTURE, "").strip().lower() in ("true", "1", "yes")
         self._failure: str | None = None
+        self._open = True
         backend = getattr(agent.model, "inner", agent.model)  # a model recorded in a trace: the one it records
         self._provider = _provider(backend)
         self._in_process = type(backend).__name__ in _IN_PROCESS
@@ -173,7 +185,7 @@ class _Spans(RunSpans):
             with self._api.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
                 yield call
         except BaseException as exc:
-            _error(self._api, span, type(exc).__name__, str(exc))
+            self.error(span, type(exc).__name__, str(exc))
             raise
         finally:
             span.end()
@@ -201,6 +213,8 @@ class _Spans(RunSpans):
         return span
 
     def end(self, result: RunResult) -> None:
+        if not self._open:
+            return
         span = self.span
         span.set_attribute("react_text.stop_reason", result.stop_reason)
         span.set_attribute("react_text.steps", len(result.steps))
@@ -211,12 +225,32 @@ class _Spans(RunSpans):
         if self._capture and result.answer is not None:
             span.set_attribute("gen_ai.output.messages", _messages("assistant", result.answer))
         if result.stop_reason == "model_error":
-            _error(self._api, span, self._failure or "model_error", result.error or "")
-        span.end()
+            self.error(span, self._failure or "model_error", result.error or "")
+        self.close()
 
     def fail(self, error: BaseException) -> None:
-        _error(self._api, self.span, type(error).__name__, str(error))
-        self.span.end()
+        if self._open:
+            self.error(self.span, type(error).__name__, str(error))
+        self.close()
+
+    def abandon(self, steps: int) -> None:
+        if self._open:
+            self.span.set_attribute("react_text.stop_reason", "abandoned")
+            self.span.set_attribute("react_text.steps", steps)
+        self.close()
+
+    def close(self) -> None:
+        """End the run's span, once."""
+        if self._open:
+            self._open = False
+            self.span.end()
+
+    def error(self, span: Any, kind: str, description: str) -> None:
+        """Mark a span as failed. Without the opt-in the description is the kind alone: an
+        exception's message may hold a tool's input or a server's echo of the prompt."""
+        span.set_attribute("error.type", kind)
+        said = scrub(description)[:500] if self._capture else kind
+        span.set_status(self._api.Status(self._api.StatusCode.ERROR, said))
 
 
 class _ModelCall(_Call):
@@ -224,18 +258,21 @@ class _ModelCall(_Call):
         self._span = span
         self._run = run
 
-    def record(self, event: Event) -> None:
+    def record(self, event: Event, counted: Usage | None = None) -> None:
         from .episode import Failed, Replied
 
         span = self._span
         if isinstance(event, Failed):
             self._run._failure = type(event.error).__name__
-            _error(self._run._api, span, type(event.error).__name__, str(event.error))
+            self._run.error(span, type(event.error).__name__, str(event.error))
         elif isinstance(event, Replied):
             reply = event.reply
-            if reply.usage is not None:
-                span.set_attribute("gen_ai.usage.input_tokens", reply.usage.prompt_tokens)
-                span.set_attribute("gen_ai.usage.output_tokens", reply.usage.completion_tokens)
+            usage = reply.usage or counted
+            if usage is not None:
+                span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+            if reply.usage is None and counted is not None:
+                span.set_attribute("react_text.usage.counted_locally", True)
             if reply.finish_reason:
                 span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
             if self._run._capture:
@@ -250,7 +287,7 @@ class _ToolCall(_Call):
         self._span = span
         self._run = run
 
-    def record(self, event: Event) -> None:
+    def record(self, event: Event, counted: Usage | None = None) -> None:
         from .episode import Ran
 
         if not isinstance(event, Ran):
@@ -261,12 +298,7 @@ class _ToolCall(_Call):
                 self._span.set_attribute("gen_ai.tool.call.result", scrub(outcome.text))
             return
         kind = "timeout" if outcome.kind == "timeout" else outcome.error_type or "_OTHER"
-        _error(self._run._api, self._span, kind, outcome.text)
-
-
-def _error(api: Any, span: Any, kind: str, description: str) -> None:
-    span.set_attribute("error.type", kind)
-    span.set_status(api.Status(api.StatusCode.ERROR, scrub(description)[:500]))
+        self._run.error(self._span, kind, outcome.text)
 
 
 def _messages(role: str, text: str) -> str:
