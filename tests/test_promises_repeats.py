@@ -1,0 +1,101 @@
+"""Issue 20, "Stateful tools are not repeats": a repeated call is answered from the first one only
+for a tool known to be free of side effects; any other tool runs again. Under both drivers.
+
+The oracle is the tool's own count of its calls (a Python list, an MCP server's counter), not the
+engine's bookkeeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Drive
+
+from react_text import Agent, ScriptedModel, Tool, tool
+from react_text.prompting import render
+
+pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
+
+from react_text.mcp import mcp_tools  # noqa: E402
+
+COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve().parent / 'mcp_servers' / 'counter.py'))}"
+
+
+def observations(drive: Drive, agent: Agent) -> list[str | None]:
+    return [step.observation for step in drive(agent, "count").steps]
+
+
+def repeated(name: str, result: str, step: int = 1, input_: str = "") -> str:
+    return render("corrections/repeated_action", tool=name, input=input_, step=step, result=result)
+
+
+def test_an_mcp_counter_bumped_twice_counts_twice(drive: Drive) -> None:
+    with mcp_tools(COUNTER) as tools:
+        agent = Agent(ScriptedModel(["ACTION: bump[]", "ACTION: bump[]", "ACTION: bump[]", "FINAL: 3"]), tools=tools)
+        assert observations(drive, agent)[:3] == ["1", "2", "3"]
+
+
+def test_mcp_tools_that_say_they_are_read_only_or_idempotent_are_not_called_again(drive: Drive) -> None:
+    with mcp_tools(COUNTER) as tools:
+        script = ["ACTION: bump[]", "ACTION: peek[]", "ACTION: peek[]", "ACTION: reset[]", "ACTION: reset[]", "FINAL: ok"]
+        seen = observations(drive, Agent(ScriptedModel(script), tools=tools))
+        assert seen[:5] == ["1", "1", repeated("peek", "1", 2), "reset", repeated("reset", "reset", 4)]
+        by_name = {t.name: t for t in tools}
+        assert (by_name["bump"].pure, by_name["peek"].pure, by_name["reset"].pure) == (False, True, True)
+
+
+def test_a_python_tool_runs_again_unless_marked_pure(drive: Drive) -> None:
+    ran: list[str] = []
+
+    def note(text: str) -> str:
+        """Write a note down."""
+        ran.append(text)
+        return f"noted {len(ran)}"
+
+    @tool(pure=True)
+    def shout(text: str) -> str:
+        """The text in capitals."""
+        ran.append(f"shout {text}")
+        return text.upper()
+
+    script = ["ACTION: note[milk]", "ACTION: note[milk]", "ACTION: shout[hi]", "ACTION: shout[hi]", "FINAL: ok"]
+    seen = observations(drive, Agent(ScriptedModel(script), tools=[note, shout]))
+    assert ran == ["milk", "milk", "shout hi"]
+    assert seen[:4] == ["noted 1", "noted 2", "HI", repeated("shout", "HI", 3, "hi")]
+
+
+def test_pure_is_a_tool_field_and_the_built_in_tools_are_pure(tmp_path: Path) -> None:
+    from react_text import config
+
+    def f(x: str) -> str:
+        """X."""
+        return x
+
+    assert Tool("f", "X.", f).pure is False
+    assert Tool("f", "X.", f, pure=True).pure is True
+    assert tool(f, pure=True).pure is True
+    with pytest.raises(TypeError, match="pure must be True or False"):
+        Tool("f", "X.", f, pure="yes")  # type: ignore[arg-type]
+    built_in = config.tools(root=str(tmp_path))
+    assert {t.name: t.pure for t in built_in} == {"calculator": True, "python_doc": True, "search": True, "read": True}
+
+
+def test_a_repeat_of_a_built_in_is_still_answered_from_the_first_call(drive: Drive) -> None:
+    from react_text.toolbox import calculator
+
+    script = ["ACTION: calculator[2 + 2]", "ACTION: calculator[2 + 2]", "FINAL: 4"]
+    seen = observations(drive, Agent(ScriptedModel(script), tools=[calculator]))
+    assert seen[:2] == ["4", repeated("calculator", "4", 1, "2 + 2")]
+
+
+def test_an_async_run_bumps_twice_too() -> None:
+    async def go() -> list[str | None]:
+        async with mcp_tools(COUNTER) as tools:
+            result = await Agent(ScriptedModel(["ACTION: bump[]", "ACTION: bump[]", "FINAL: 2"]), tools=tools).arun("c")
+            return [s.observation for s in result.steps]
+
+    assert asyncio.run(go())[:2] == ["1", "2"]
