@@ -358,7 +358,14 @@ def describe(
             "tokenizer": counted_by or budget.encoding_name(chosen.name),
         },
         "tools": [
-            {"name": t.name, "form": t.form, "description": t.description, "risky": t.risky, "timeout": t.timeout}
+            {
+                "name": t.name,
+                "form": t.form,
+                "description": t.description,
+                "risky": t.risky,
+                "timeout": t.timeout,
+                "pure": t.pure,
+            }
             for t in run_agent.tools
         ],
         "listing": listing(run_agent.tools),

@@ -168,7 +168,7 @@ class _Protocol:
         self.names = tuple(t.name for t in agent.tools)
         self.by_name = {t.name.casefold(): t for t in reversed(agent.tools)} | {t.name: t for t in agent.tools}
         self.steps: list[Step] = []
-        self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls, for repeat detection
+        self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls of pure tools: repeats
         self.format_errors = 0
         self.tool_calls = 0
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
@@ -386,7 +386,7 @@ class _Protocol:
         if chosen is None:
             return self._unknown(action.tool), 0.0
         key = (chosen.name, action.input)
-        if key in self.done:
+        if chosen.pure and key in self.done:  # a tool with side effects runs again: that may be the point
             step, result = self.done[key]
             text = prompting.render(
                 "corrections/repeated_action", tool=chosen.name, input=action.input, step=step, result=result
@@ -410,7 +410,7 @@ class _Protocol:
         assert isinstance(ran, Ran)
         self.tool_calls += 1
         text = truncate(ran.outcome.text, self.limits.observation_tokens, self.count)
-        if ran.outcome.kind == "ok":
+        if ran.outcome.kind == "ok" and chosen.pure:
             self.done[key] = (number, text)
         return text, ran.seconds
 

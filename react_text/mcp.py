@@ -17,7 +17,9 @@ reads `get-weather[Oslo]` as it reads a Python function's input. Results: text c
 structured content without text is shown as JSON, an `isError` result raises `ToolError` with the
 server's words (the engine shows it as a tool error), and images, audio and other binary content
 are refused in words. A tool whose annotations say `destructiveHint` (and not `readOnlyHint`) is
-risky: it runs only when approved.
+risky: it runs only when approved. One that says `readOnlyHint` or `idempotentHint` is pure: a call
+the model repeats is answered from the first one. Any other tool (a counter, a browser, a shell)
+runs every time it is called.
 
 Secrets: a stdio server gets only the SDK's default environment (HOME, PATH, ...) plus `env=`;
 HTTP headers are sent to their server and appear in no repr, log line or error message.
@@ -608,6 +610,7 @@ def _tool(spec: mcp.types.Tool, fn: Callable[..., object], timeout: float | None
         fn,
         risky=bool(hints and hints.destructive_hint and not hints.read_only_hint),
         timeout=timeout,
+        pure=bool(hints and (hints.read_only_hint or hints.idempotent_hint)),  # a repeat changes nothing
     )
 
 

@@ -126,7 +126,7 @@ def _check_power(base: object, exponent: object) -> None:
         raise CalculatorError(f"{base} ** {exponent} is larger than {MAX_BITS} bits")
 
 
-calculator = tool(calculate, name="calculator")
+calculator = tool(calculate, name="calculator", pure=True)
 
 
 class Files:
@@ -178,7 +178,7 @@ class Files:
         return "\n".join(hits) if hits else f"no line holds any of: {words}"
 
     def tools(self) -> list[Tool]:
-        return [tool(self.search, name="search"), tool(self.read, name="read")]
+        return [tool(self.search, name="search", pure=True), tool(self.read, name="read", pure=True)]
 
 
 # Standard-library modules whose import does something (opens a browser, prints, starts a GUI).
@@ -212,7 +212,7 @@ def python_doc(name: str) -> str:
     return "\n".join(lines[:60])
 
 
-pydoc_tool = tool(python_doc, name="python_doc")
+pydoc_tool = tool(python_doc, name="python_doc", pure=True)
 
 
 def default_tools(root: str | Path | None = None) -> list[Tool]:

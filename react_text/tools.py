@@ -3,7 +3,7 @@
     def lookup(item: str) -> str:
         \"\"\"Return the price of one item.\"\"\"
 
-    tools = [lookup, tool(delete_file, risky=True, timeout=5), Tool("now", "The time.", now)]
+    tools = [lookup, tool(delete_file, risky=True, timeout=5), tool(square, pure=True), Tool("now", "The time.", now)]
 
 A Tool takes its parameters from `inspect.signature(fn)` (a synthesized `__signature__` too), once,
 when it is made; a function whose parameters cannot be read is refused then, not at the first call.
@@ -40,6 +40,7 @@ class Tool:
     fn: Callable[..., object] = dataclasses.field(repr=False)  # may be `async def`
     risky: bool = False  # has side effects: runs only when approved
     timeout: float | None = None  # seconds; None waits for ever
+    pure: bool = False  # free of side effects: a repeated call is answered from the first, not run again
     shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
 
     def __post_init__(self) -> None:
@@ -53,6 +54,8 @@ class Tool:
             raise TypeError(f"the fn of tool {self.name} must be callable, not {self.fn!r}")
         if not isinstance(self.risky, bool):
             raise TypeError(f"risky must be True or False, not {self.risky!r}")
+        if not isinstance(self.pure, bool):
+            raise TypeError(f"pure must be True or False, not {self.pure!r}")
         if self.timeout is not None and not (
             isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool) and self.timeout > 0
         ):
@@ -77,10 +80,13 @@ def tool(
     description: str | None = None,
     risky: bool = False,
     timeout: float | None = None,
+    pure: bool = False,
 ) -> typing.Any:
     """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`.
 
     The name is the function's and the description the first paragraph of its docstring, unless given.
+    `pure=True` says the function has no side effects (the same input, the same result), so a call
+    the model repeats is answered from the first one; any other tool runs again.
     """
 
     def build(f: Callable[..., object]) -> Tool:
@@ -91,6 +97,7 @@ def tool(
             fn=f,
             risky=risky,
             timeout=timeout,
+            pure=pure,
         )
 
     return build if fn is None else build(fn)
