@@ -20,9 +20,11 @@ from react_text.prompting import render
 
 pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
 
-from react_text.mcp import mcp_tools  # noqa: E402
+from react_text.mcp import mcp_tools
 
-COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve().parent / 'mcp_servers' / 'counter.py'))}"
+COUNTER = (
+    f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve().parent / 'mcp_servers' / 'counter.py'))}"
+)
 
 
 def observations(drive: Drive, agent: Agent) -> list[str | None]:
@@ -41,7 +43,14 @@ def test_an_mcp_counter_bumped_twice_counts_twice(drive: Drive) -> None:
 
 def test_mcp_tools_that_say_they_are_read_only_or_idempotent_are_not_called_again(drive: Drive) -> None:
     with mcp_tools(COUNTER) as tools:
-        script = ["ACTION: bump[]", "ACTION: peek[]", "ACTION: peek[]", "ACTION: reset[]", "ACTION: reset[]", "FINAL: ok"]
+        script = [
+            "ACTION: bump[]",
+            "ACTION: peek[]",
+            "ACTION: peek[]",
+            "ACTION: reset[]",
+            "ACTION: reset[]",
+            "FINAL: ok",
+        ]
         seen = observations(drive, Agent(ScriptedModel(script), tools=tools))
         assert seen[:5] == ["1", "1", repeated("peek", "1", 2), "reset", repeated("reset", "reset", 4)]
         by_name = {t.name: t for t in tools}

@@ -1,8 +1,8 @@
 """A stateful MCP server for the repeat tests: a counter, over stdio.
 
-    bump    adds one and returns the count (no annotations: it may have side effects)
-    peek    returns the count (readOnlyHint)
-    reset   sets the count to zero (idempotentHint: doing it twice is doing it once)
+bump    adds one and returns the count (no annotations: it may have side effects)
+peek    returns the count (readOnlyHint)
+reset   sets the count to zero (idempotentHint: doing it twice is doing it once)
 """
 
 from __future__ import annotations
