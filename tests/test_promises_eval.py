@@ -1,0 +1,223 @@
+"""Issue 20, "Eval loses data": a results file survives a crash cut anywhere in its last line; trace
+file names are unique per task id and a replay never plays another task's trace; the task-line
+contract is checked field by field; eval takes --tools and --mcp as run does.
+
+The cut is made at every byte offset of the last line (an oracle that needs no model of where a
+crash can land); the replay is checked against what each task's own live run answered.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeServer
+
+from react_text import ConfigError, cli
+from react_text.evaluation import load
+
+TESTS = Path(__file__).resolve().parent
+COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'mcp_servers' / 'counter.py'))}"
+TASKS = [
+    {"id": "t1", "task": "What is 1 + 1?", "answer": "2"},
+    {"id": "t2", "task": "Where is the lake?", "answer": "Zürich ✓"},  # more than one byte a character
+    {"id": "t3", "task": "What is 3 + 3?", "answer": "6"},
+]
+
+
+def react_text(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def scripts(folder: Path, rows: list[dict[str, object]]) -> Path:
+    folder.mkdir()
+    for row in rows:
+        (folder / f"{row['id']}.txt").write_text(f"FINAL: {row['answer']}\n", encoding="utf-8")
+    return folder
+
+
+def results(path: Path) -> list[dict[str, object]]:
+    """Every line of a results file, each of which must be a whole JSON result."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_results_file_cut_at_any_byte_of_its_last_line_resumes_to_each_task_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = write(tmp_path / "tasks.jsonl", TASKS)
+    replies = scripts(tmp_path / "scripts", TASKS)
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["eval", str(tasks), "--script", str(replies), "--out", str(out)]) == 0
+    whole = out.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    assert len(lines) == 3
+    head, last = b"".join(lines[:-1]), lines[-1]
+    assert any(byte > 127 for byte in whole)  # the cut lands inside a character too
+    for offset in range(len(last) + 1):
+        out.write_bytes(head + last[:offset])
+        code = cli.main(["eval", str(tasks), "--script", str(replies), "--out", str(out), "--resume"])
+        capsys.readouterr()
+        assert code == 0, offset
+        assert sorted(str(r["id"]) for r in results(out)) == ["t1", "t2", "t3"], offset
+        assert out.read_bytes().endswith(b"\n"), offset
+
+
+def test_a_cut_results_file_resumes_through_the_command(tmp_path: Path) -> None:
+    tasks = write(tmp_path / "tasks.jsonl", TASKS)
+    replies = scripts(tmp_path / "scripts", TASKS)
+    out = tmp_path / "results.jsonl"
+    assert react_text("eval", str(tasks), "--script", str(replies), "--out", str(out)).returncode == 0
+    out.write_bytes(out.read_bytes()[:-20])
+    again = react_text("eval", str(tasks), "--script", str(replies), "--out", str(out), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert sorted(str(r["id"]) for r in results(out)) == ["t1", "t2", "t3"]
+    once_more = react_text("eval", str(tasks), "--script", str(replies), "--out", str(out), "--resume")
+    assert once_more.returncode == 0 and "3 of 3 tasks already done" in once_more.stderr
+
+
+SUMS = [
+    {"id": "q 1", "task": "What is 1 + 2?", "answer": "3"},
+    {"id": "q_1", "task": "What is 5 + 5?", "answer": "10"},
+    {"id": "Q/1", "task": "What is 7 + 1?", "answer": "8"},
+    {"id": "../q1", "task": "What is 2 + 2?", "answer": "4"},
+]
+
+
+def test_each_task_id_has_a_trace_of_its_own_and_replays_it(tmp_path: Path) -> None:
+    tasks = write(tmp_path / "tasks.jsonl", SUMS)
+    traces = tmp_path / "traces"
+    with FakeServer() as server:
+        live = react_text("eval", str(tasks), "--model", "fake", "--base-url", server.url, "--trace", str(traces),
+                          "--out", str(tmp_path / "live.jsonl"))  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    written = sorted(traces.iterdir())
+    assert len(written) == len(SUMS)  # no two ids share a file
+    assert all(p.parent == traces for p in written)  # and none escapes the folder
+    recorded = {json.loads(p.read_text().splitlines()[0])["task"] for p in written}
+    assert recorded == {str(t["task"]) for t in SUMS}
+    replayed = react_text("eval", str(tasks), "--script", str(traces), "--out", str(tmp_path / "again.jsonl"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert {r["id"]: r["answer"] for r in results(tmp_path / "again.jsonl")} == {
+        r["id"]: r["answer"] for r in results(tmp_path / "live.jsonl")
+    }
+    assert "4/4 right" in replayed.stdout
+
+
+def test_a_replay_never_plays_another_tasks_trace(tmp_path: Path) -> None:
+    tasks = write(tmp_path / "tasks.jsonl", SUMS[:2])
+    traces = tmp_path / "traces"
+    with FakeServer() as server:
+        live = react_text("eval", str(tasks), "--model", "fake", "--base-url", server.url, "--trace", str(traces))
+    assert live.returncode == 0, live.stderr
+    first, second = sorted(traces.iterdir(), key=lambda p: json.loads(p.read_text().splitlines()[0])["task"])
+    shutil.copy(first, second)  # the second task's file now holds the first task's trace
+    replayed = react_text("eval", str(tasks), "--script", str(traces))
+    assert replayed.returncode == 2, replayed.stdout
+    (line,) = replayed.stderr.splitlines()
+    assert "q_1" in line and "What is 1 + 2?" in line
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"id": null, "task": "x", "answer": "1"}', "id"),
+        ('{"id": ["a"], "task": "x", "answer": "1"}', "id"),
+        ('{"id": "", "task": "x", "answer": "1"}', "id"),
+        ('{"id": true, "task": "x", "answer": "1"}', "id"),
+        ('{"id": "b", "task": 5, "answer": "1"}', "task"),
+        ('{"id": "b", "task": "  ", "answer": "1"}', "task"),
+        ('{"id": "b", "task": null, "answer": "1"}', "task"),
+        ('{"id": "b", "task": "x", "answer": null}', "answer"),
+        ('{"id": "b", "task": "x", "answer": [1]}', "answer"),
+        ('{"id": "b", "task": "x", "answer": {"v": 1}}', "answer"),
+        ('{"id": "b", "task": "x", "answer": false}', "answer"),
+        ('{"id": "b", "task": "x", "answer": "1", "tools": "calculator"}', "tools"),
+        ('{"id": "b", "task": "x", "answer": "1", "tools": [1]}', "tools"),
+        ('{"id": "b", "task": "x", "answer": "1", "tools": null}', "tools"),
+        ('{"id": "b", "task": "x", "answer": "1", "tool": ["calculator"]}', "tool"),
+        ('["b", "x", "1"]', "object"),
+        ('"b"', "object"),
+        ('{"task": "x", "answer": "1"}', "id"),
+    ],
+)
+def test_every_field_of_a_task_line_is_checked_naming_the_line_and_the_field(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text('{"id": "a", "task": "x", "answer": "1"}\n' + line + "\n")
+    with pytest.raises(ConfigError, match=rf"tasks\.jsonl:2: .*\b{says}\b") as raised:
+        load(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_good_task_lines_load_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(
+        '{"id": "a", "task": "x", "answer": "1"}\n'
+        '{"id": 7, "task": "y", "answer": 12, "tools": []}\n'
+        '{"id": "c", "task": "z", "answer": 1.5, "tools": ["calculator", "search"]}\n'
+    )
+    assert [(t.id, t.answer, t.tools) for t in load(path)] == [
+        ("a", "1", ("calculator",)),
+        ("7", "12", ()),
+        ("c", "1.5", ("calculator", "search")),
+    ]
+
+
+def test_a_bad_task_line_through_the_command_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "task": "x", "answer": null}\n')
+    done = react_text("eval", str(tasks), "--script", str(tasks))
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "tasks.jsonl:1" in line and "answer" in line
+
+
+TOOLS_MODULE = '''
+def shout(text: str) -> str:
+    """The text in capitals."""
+    return text.upper() + "!"
+'''
+
+
+def observations(trace: Path) -> list[str]:
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    return [e["observation"] for e in events if e["event"] == "step" and e["observation"] is not None]
+
+
+def test_eval_takes_tools_from_a_module_and_from_mcp_servers(tmp_path: Path) -> None:
+    module = tmp_path / "mytools.py"
+    module.write_text(TOOLS_MODULE)
+    rows: list[dict[str, object]] = [
+        {"id": "s", "task": "Shout hi", "answer": "HI!"},
+        {"id": "b", "task": "Bump twice", "answer": "2", "tools": ["calculator"]},
+    ]
+    tasks = write(tmp_path / "tasks.jsonl", rows)
+    replies = tmp_path / "scripts"
+    replies.mkdir()
+    (replies / "s.txt").write_text("ACTION: shout[hi]\n---\nFINAL: HI!\n")
+    (replies / "b.txt").write_text("ACTION: bump[]\n---\nACTION: bump[]\n---\nFINAL: 2\n")
+    traces = tmp_path / "traces"
+    done = react_text("eval", str(tasks), "--script", str(replies), "--tools", str(module), "--mcp", COUNTER,
+                      "--trace", str(traces), "--concurrency", "1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    by_task = {json.loads(p.read_text().splitlines()[0])["task"]: p for p in traces.iterdir()}
+    assert observations(by_task["Shout hi"]) == ["HI!"]
+    assert observations(by_task["Bump twice"]) == ["1", "2"]
+
+
+def test_eval_help_lists_tools_and_mcp() -> None:
+    done = react_text("eval", "--help")
+    assert "--tools MODULE" in done.stdout and "--mcp SERVER" in done.stdout
