@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -27,7 +27,7 @@ from . import parser as parsing
 from .config import Choices
 from .episode import Approval
 from .errors import ConfigError, ReactTextError
-from .limits import Limits
+from .limits import Limits, Prompting
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Final, ParseError, RunResult, Step, Usage
@@ -140,7 +140,11 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--resume", action="store_true", help="keep the results already in --out FILE and run only the other tasks"
     )
-    evaluate.add_argument("--trace", metavar="DIR", help="write a trace per task to DIR/ID.jsonl")
+    evaluate.add_argument(
+        "--trace", metavar="DIR", help="write a trace per task to DIR/ID.jsonl (an id's odd characters escaped)"
+    )
+    _module_flag(evaluate, "add the public functions of a module (a name on the path, or a file) to every task's tools")
+    _mcp_flags(evaluate)
     evaluate.set_defaults(handler=_eval)
 
     fetch = _command(
@@ -292,13 +296,12 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
 
 
 def _tool_flags(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--tools",
-        metavar="MODULE",
-        action="append",
-        help="add the public functions of a module (a name on the path, or a file: ./mytools.py) as tools",
-    )
+    _module_flag(command, "add the public functions of a module (a name on the path, or a file: ./mytools.py) as tools")
     command.add_argument("--root", metavar="DIR", help="add the search and read tools over the files under DIR")
+
+
+def _module_flag(command: argparse.ArgumentParser, says: str) -> None:
+    command.add_argument("--tools", metavar="MODULE", action="append", help=says)
 
 
 def _mcp_flags(command: argparse.ArgumentParser, *, servers: bool = True) -> None:
@@ -633,12 +636,14 @@ def _eval(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
     if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
         raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
-    for names in {t.tools for t in tasks}:
-        evaluation.toolset(names, root)  # an unknown tool name is an error before anything runs
     choices = _choices(args)
+    extra: list[Tool] = [t for spec in choices.modules for t in config.module_tools(spec)]
+    if not choices.mcp:
+        for names in {t.tools for t in tasks}:
+            evaluation.toolset(names, root, extra)  # an unknown tool name is an error before anything runs
     models: Any
     if args.script:
-        models, recorded = config.scripts(args.script, [t.id for t in tasks])
+        models, recorded = config.scripts(args.script, {t.id: t.task for t in tasks})
         choices = choices.over(recorded)
         probe = models(tasks[0]) if tasks else config.Script(()).model()
         concurrency = args.concurrency or 4
@@ -653,12 +658,40 @@ def _eval(args: argparse.Namespace) -> int:
     limits, prompting = config.settle(probe, choices)
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE: the results to keep")
-    done = evaluation.finished(args.out) if args.resume else []
+    done = evaluation.resume(args.out) if args.resume else []
     known = {t.id for t in tasks}
     done = [o for o in done if o.id in known]
     todo = [t for t in tasks if t.id not in {o.id for o in done}]
     if args.trace:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
+    settings = _EvalSettings(tasks, todo, done, root, models, concurrency, limits, prompting, choices.parser)
+    if not (choices.mcp or args.mcp_env or args.mcp_header):
+        return _eval_with(args, settings, extra)
+    from .mcp import from_cli
+
+    with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
+        return _eval_with(args, settings, [*extra, *found])
+
+
+@dataclass(frozen=True, slots=True)
+class _EvalSettings:
+    tasks: list[Any]
+    todo: list[Any]
+    done: list[Any]
+    root: Path
+    models: Any
+    concurrency: int
+    limits: Limits
+    prompting: Prompting
+    parser: str | None
+
+
+def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequence[Tool]) -> int:
+    from . import evaluation
+
+    tasks, todo, done, root = settings.tasks, settings.todo, settings.done, settings.root
+    for names in {t.tools for t in tasks}:
+        evaluation.toolset(names, root, extra)  # an unknown or clashing name: an error before anything runs
     outcomes = list(done)
     progress = Progress(len(tasks), len(done), sys.stderr)
     try:
@@ -669,13 +702,14 @@ def _eval(args: argparse.Namespace) -> int:
     async def run_all() -> None:
         async for outcome in evaluation.aevaluate(
             todo,
-            models,
+            settings.models,
             root=root,
-            concurrency=concurrency,
-            limits=limits,
-            prompting=prompting,
-            parser=parsing.PARSERS[choices.parser or "tolerant"],
+            concurrency=settings.concurrency,
+            limits=settings.limits,
+            prompting=settings.prompting,
+            parser=parsing.PARSERS[settings.parser or "tolerant"],
             traces=Path(args.trace) if args.trace else None,
+            tools=extra,
         ):
             outcomes.append(outcome)
             if out:

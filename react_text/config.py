@@ -15,6 +15,7 @@ with one line that says what to do; the command line prints it and exits 2.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -262,33 +263,92 @@ def script(path: str | Path) -> Script:
     return Script(tuple(r.strip("\n") for r in text.split("\n---\n")))
 
 
-def scripts(path: str | Path, ids: Iterable[str]) -> tuple[Callable[[Any], Model], Choices]:
-    """A script for each task of an eval, and the choices its traces recorded (their budgets,
-    prompting and parser; the tools come from the task file). `path` is a folder of `<id>.jsonl`
-    traces (as `eval --trace DIR` writes them) or `<id>.txt` scripts, or one script that every task
-    plays from its start. Each task gets a model of its own, so what it is answered never depends
-    on which episode asked first."""
+def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any], Model], Choices]:
+    """A script for each task of an eval (`tasks`: each id's task text), and the choices its traces
+    recorded (their budgets, prompting and parser; the tools come from the task file). `path` is a
+    folder of traces as `eval --trace DIR` writes them (`trace_name(id)`) or of `<id>.txt` scripts,
+    or one script that every task plays from its start. Each task gets a model of its own, so what
+    it is answered never depends on which episode asked first; a trace recorded for another task
+    is refused, never played."""
     folder = Path(path)
     if not folder.is_dir():
         one = script(folder)
         return (lambda task: one.model()), _settings_only(one.choices)
     each: dict[str, Script] = {}
-    for id_ in ids:
-        name = file_name(id_)
-        found = [p for p in (folder / f"{name}.jsonl", folder / f"{name}.txt") if p.is_file()]
+    for id_, text in tasks.items():
+        stem, legacy = trace_name(id_).removesuffix(".jsonl"), _legacy_name(id_)
+        names = dict.fromkeys((f"{stem}.jsonl", f"{stem}.txt", f"{legacy}.jsonl", f"{legacy}.txt"))
+        found = [folder / n for n in names if (folder / n).is_file()]
         if not found:
-            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {name}.jsonl and {name}.txt)")
-        each[id_] = script(found[0])
-    recorded = next((s.choices for s in each.values() if s.start), Choices())
-    return (lambda task: each[task.id].model()), _settings_only(recorded)
+            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {', '.join(names)})")
+        played = script(found[0])
+        recorded = played.start.get("task_id")
+        if played.start and (recorded != id_ if recorded is not None else played.task != text):
+            whose = f"the task {recorded!r}" if recorded is not None else "another task"
+            raise ConfigError(
+                f"{found[0]} is the trace of {whose} ({played.task!r}), not of {id_!r}: "
+                "give each task its own trace (eval --trace DIR writes them)"
+            )
+        each[id_] = played
+    recorded_choices = next((s.choices for s in each.values() if s.start), Choices())
+    return (lambda task: each[task.id].model()), _settings_only(recorded_choices)
 
 
 def _settings_only(choices: Choices) -> Choices:
     return Choices(limits=choices.limits, prompting=choices.prompting, parser=choices.parser)
 
 
-def file_name(id_: str) -> str:
-    """A task id as a file name: what is not a word character, a dot or a dash becomes `_`."""
+_NAME_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+_NAME_LONGEST = 200
+
+
+def trace_name(id_: str) -> str:
+    """The file name of a task's trace in `eval --trace DIR`: `<name>.jsonl`, one name per id.
+
+    Lower-case letters, digits, `-` and `.` (not first) stand for themselves; every other
+    character is `_` and the two hex digits of each of its UTF-8 bytes (`q 1` is `q_201`, `q_1` is
+    `q_5f1`, `T1` is `_541`). So no two ids share a file, even on a file system that ignores case,
+    no name leaves the folder, and `task_id(name)` gives the id back. A name longer than 200
+    characters is cut and ends in a hash of the id instead (unique, not reversible); the trace's
+    `run_start` records the id either way.
+    """
+    name = "".join(c if c in _NAME_SAFE and (c != "." or i) else _escaped(c) for i, c in enumerate(id_))
+    if len(name) > _NAME_LONGEST:
+        name = f"{name[: _NAME_LONGEST - 17]}~{hashlib.sha256(id_.encode()).hexdigest()[:16]}"
+    return f"{name}.jsonl"
+
+
+def task_id(name: str) -> str | None:
+    """The task id a `trace_name` stands for; None for a name it does not make (or a hashed one)."""
+    stem = name.removesuffix(".jsonl")
+    out = bytearray()
+    i = 0
+    while i < len(stem):
+        c = stem[i]
+        if c == "_":
+            try:
+                out.append(int(stem[i + 1 : i + 3], 16))
+            except ValueError:
+                return None
+            i += 3
+        elif c in _NAME_SAFE:
+            out += c.encode()
+            i += 1
+        else:
+            return None
+    try:
+        id_ = out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return id_ if trace_name(id_) == name else None
+
+
+def _escaped(c: str) -> str:
+    return "".join(f"_{byte:02x}" for byte in c.encode("utf-8"))
+
+
+def _legacy_name(id_: str) -> str:
+    """The name 0.2 gave a task's trace or script (not unique: `q 1` and `q_1` were both `q_1`)."""
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in id_)
 
 

@@ -4,7 +4,11 @@
     async for outcome in aevaluate(tasks, [server_a, server_b], root=docs, concurrency=8): ...
     outcomes = evaluate(tasks, model, root=docs)            # the same, from sync code, in task order
 
-A task file is JSON Lines: {"id": ..., "task": ..., "answer": ..., "tools": ["calculator", ...]}.
+A task file is JSON Lines: {"id": ..., "task": ..., "answer": ..., "tools": ["calculator", ...]}: an
+id (text, or a whole number), a task (text), the expected answer (text or a number) and, if not
+only the calculator, the built-in tools it may use; `load` checks every field, and names the line
+and the field that is wrong. A results file is JSON Lines too, one `Outcome` a line; `resume`
+reads it after a crash and cuts off a last line the crash cut short.
 Episodes run as asyncio tasks over the models' async calls (`agenerate`; a model without one has
 its `generate` run on a thread), at most `concurrency` at once, and each outcome is handed over as
 soon as its episode ends, so a caller can write it down at once and a crash loses nothing done.
@@ -68,7 +72,7 @@ class Outcome:
 
 
 def load(path: str | Path) -> list[Task]:
-    """The tasks of a task file; ConfigError naming the line when one is not a task."""
+    """The tasks of a task file; ConfigError naming the line and the field when one is not a task."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -81,15 +85,9 @@ def load(path: str | Path) -> list[Task]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            task = Task(str(row["id"]), row["task"], str(row["answer"]), tuple(row.get("tools", ["calculator"])))
-            if not isinstance(task.task, str) or not all(isinstance(n, str) for n in task.tools):
-                raise TypeError("task must be text and tools a list of names")
-        except (ValueError, KeyError, TypeError) as exc:
-            detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise ConfigError(
-                f'{path}:{number}: not a task ({detail}); a line is {{"id": ..., "task": ..., "answer": ...}}'
-            ) from None
+            task = _task(line)
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{number}: not a task ({exc}); {_TASK_LINE}") from None
         if task.id in seen:
             raise ConfigError(f"{path}:{number}: the id {task.id!r} is used twice (ids name results)")
         seen.add(task.id)
@@ -97,23 +95,113 @@ def load(path: str | Path) -> list[Task]:
     return tasks
 
 
+_TASK_LINE = 'a line is {"id": ..., "task": ..., "answer": ..., "tools": [...]} (tools may be left out)'
+_TASK_KEYS = ("id", "task", "answer", "tools")
+
+
+def _task(line: str) -> Task:
+    """One task line, every field checked: ValueError saying which field is wrong and how."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        raise ValueError("not JSON") from None
+    if not isinstance(row, dict):
+        raise ValueError(f"a JSON object is needed, not {_kind(row)}")
+    unknown = [k for k in row if k not in _TASK_KEYS]
+    if unknown:
+        raise ValueError(f"unknown field {unknown[0]!r}")
+    for key in ("id", "task", "answer"):
+        if key not in row:
+            raise ValueError(f"missing {key!r}")
+    id_, task, answer, tools = row["id"], row["task"], row["answer"], row.get("tools", ["calculator"])
+    if isinstance(id_, int) and not isinstance(id_, bool):
+        id_ = str(id_)
+    if not (isinstance(id_, str) and id_.strip()):
+        raise ValueError(f"id must be a non-empty text (or a whole number), not {_kind(id_)}")
+    if not (isinstance(task, str) and task.strip()):
+        raise ValueError(f"task must be a non-empty text, not {_kind(task)}")
+    if isinstance(answer, int | float) and not isinstance(answer, bool):
+        answer = str(answer)
+    if not (isinstance(answer, str) and answer.strip()):
+        raise ValueError(f"answer must be a non-empty text or a number, not {_kind(answer)}")
+    if not (isinstance(tools, list) and all(isinstance(n, str) and n for n in tools)):
+        raise ValueError(f"tools must be a list of tool names, not {_kind(tools)}")
+    return Task(id_, task, answer, tuple(tools))
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "an empty text" if not value.strip() else f"the text {value[:40]!r}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"the {type(value).__name__} {value!r}"
+
+
 def finished(path: str | Path) -> list[Outcome]:
     """The outcomes already written to a results file (a last line cut short by a crash is skipped)."""
+    return _results(path)[0]
+
+
+def resume(path: str | Path) -> list[Outcome]:
+    """`finished`, with the file made ready to append to: a last line cut short by a crash is cut
+    off (its task runs again), and a whole last line that lost its newline gets it back."""
+    outcomes, whole, size = _results(path)
+    if not size:
+        return outcomes
     try:
-        lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+        with Path(path).open("r+b") as file:
+            if whole < size:
+                file.truncate(whole)
+            if whole:
+                file.seek(whole - 1)
+                if file.read(1) != b"\n":
+                    file.write(b"\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot mend the results file {path}: {exc.strerror}") from exc
+    return outcomes
+
+
+def _results(path: str | Path) -> tuple[list[Outcome], int, int]:
+    """The outcomes of a results file, the length in bytes of its whole lines (what to keep), and
+    its length. A last line without its newline is whole only if it is a whole result."""
+    try:
+        data = Path(path).read_bytes()
     except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the results file {path}: {exc}") from exc
+        return [], 0, 0
+    except OSError as exc:
+        raise ConfigError(f"cannot read the results file {path}: {exc.strerror}") from exc
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
     outcomes = []
     for number, line in enumerate(lines, 1):
-        try:
-            outcomes.append(Outcome(**json.loads(line)))
-        except (ValueError, TypeError) as exc:
-            if number == len(lines):
-                break  # cut short by a crash: that task runs again
-            raise ConfigError(f"{path}:{number}: not a result line of react-text eval ({exc})") from None
-    return outcomes
+        if line.strip():
+            outcome = _outcome_line(line)
+            if isinstance(outcome, str):
+                raise ConfigError(f"{path}:{number}: not a result line of react-text eval ({outcome})")
+            outcomes.append(outcome)
+    whole = len(data) - len(tail)
+    if tail.strip():
+        last = _outcome_line(tail)
+        if isinstance(last, Outcome):  # whole, though its newline never came
+            outcomes.append(last)
+            whole = len(data)
+    return outcomes, whole, len(data)
+
+
+def _outcome_line(line: bytes) -> Outcome | str:
+    try:
+        row = json.loads(line.decode("utf-8"))
+        if not isinstance(row, dict):
+            return "not a JSON object"
+        return Outcome(**row)
+    except (ValueError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
+        return str(exc)
 
 
 def correct(answer: str | None, expected: str) -> bool:
@@ -161,16 +249,22 @@ def _comes_to(working: str, want: float) -> bool:
         return False
 
 
-def toolset(names: Sequence[str], root: Path) -> list[Tool]:
+def toolset(names: Sequence[str], root: Path, extra: Sequence[Tool] = ()) -> list[Tool]:
+    """The tools of a task: the built-in ones its line names, and every one of `extra` (which its
+    line may name too)."""
     files = {t.name: t for t in Files(root).tools()}
-    available = {"calculator": calculator, **files}
+    built_in = {"calculator": calculator, **files}
+    clash = sorted(t.name for t in extra if t.name in built_in)
+    if clash:
+        raise ConfigError(f"a tool of --tools or --mcp has a built-in tool's name: {', '.join(clash)}; rename it")
+    available = {**built_in, **{t.name: t for t in extra}}
     unknown = [n for n in names if n not in available]
     if unknown:
         raise ConfigError(f"unknown tools in the task file: {', '.join(unknown)} (have {', '.join(available)})")
-    chosen = [available[n] for n in names]
+    chosen = [available[n] for n in dict.fromkeys(names)]
     if "search" in names and "read" not in names:
         chosen.append(files["read"])
-    return chosen
+    return chosen + [t for t in extra if t.name not in names]
 
 
 async def aevaluate(
@@ -183,11 +277,13 @@ async def aevaluate(
     prompting: Prompting | None = None,
     parser: Parser = parse,
     traces: Path | None = None,
+    tools: Sequence[Tool] = (),
 ) -> AsyncIterator[Outcome]:
     """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
 
     `root` is the folder the file tools read. `traces`: a folder to write one trace per task
-    (`<id>.jsonl`, as `react-text run --trace` writes it).
+    (`trace_name(id)`, as `react-text run --trace` writes it). `tools`: more tools for every task
+    (a module's functions, an MCP server's tools), besides the built-in ones its line names.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -206,7 +302,7 @@ async def aevaluate(
             else:
                 model = models(task)  # type: ignore[operator]
             try:
-                return await _episode(task, model, root, limits, prompting, parser, traces)
+                return await _episode(task, model, root, limits, prompting, parser, traces, tools)
             finally:
                 if servers:
                     busy[which] -= 1
@@ -229,8 +325,10 @@ async def _episode(
     prompting: Prompting | None,
     parser: Parser,
     traces: Path | None,
+    extra: Sequence[Tool],
 ) -> Outcome:
-    agent = Agent(model, tools=toolset(task.tools, root), limits=limits, prompting=prompting, parser=parser)
+    chosen = toolset(task.tools, root, extra)
+    agent = Agent(model, tools=chosen, limits=limits, prompting=prompting, parser=parser)
     started = time.perf_counter()
     if traces is None:
         result = await agent.arun(task.task)
@@ -242,11 +340,11 @@ async def _episode(
 async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:
     from dataclasses import replace
 
-    from .config import describe, file_name
+    from .config import describe, trace_name
     from .trace import Tracer, window
 
-    with Tracer(folder / f"{file_name(task.id)}.jsonl") as tracer:
-        tracer.start(task.task, describe(agent, root=str(root)))
+    with Tracer(folder / trace_name(task.id)) as tracer:
+        tracer.start(task.task, {**describe(agent, root=str(root)), "task_id": task.id})
         run = replace(agent, model=tracer.model(agent.model)).aiter_steps(task.task)
         async for step in run:
             tracer.step(step)

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeServer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from react_text import ConfigError, cli
+from react_text.config import task_id, trace_name
 from react_text.evaluation import load
 
 TESTS = Path(__file__).resolve().parent
@@ -221,3 +224,15 @@ def test_eval_takes_tools_from_a_module_and_from_mcp_servers(tmp_path: Path) -> 
 def test_eval_help_lists_tools_and_mcp() -> None:
     done = react_text("eval", "--help")
     assert "--tools MODULE" in done.stdout and "--mcp SERVER" in done.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=80))
+def test_trace_names_give_the_id_back_and_stay_in_their_folder(id_: str) -> None:
+    import hashlib
+
+    name = trace_name(id_)
+    hashed = name.endswith(f"~{hashlib.sha256(id_.encode()).hexdigest()[:16]}.jsonl")  # a long id's
+    assert task_id(name) == id_ or (hashed and len(name) <= 206)  # reversible: no two ids share a name
+    assert name == name.lower()  # not even on a file system that ignores case
+    assert "/" not in name and "\\" not in name and not name.startswith(".") and "\x00" not in name
