@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from . import trace_schema
 from .errors import ConfigError, ContextLengthError, ModelError, scrub
 from .types import Action, Api, Final, Message, Model, Parsed, ParseError, Reply, Request, RunResult, Step, Usage
 
@@ -228,9 +229,11 @@ class _TracedModel:
 
 
 def read(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The events of a trace, in order (a last line cut short by a crash is skipped).
+    """The events of a trace, in order (a last line cut short by a crash is skipped), each checked
+    against `trace_schema`, so what is read can be trusted.
 
-    ConfigError when there is no such file or it is not a trace (a line that is not an event).
+    ConfigError when there is no such file or it is not a trace (a line that is not an event, an
+    event with a field missing or of the wrong type: named by line and field).
     """
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -253,6 +256,9 @@ def read(path: str | Path) -> Iterator[dict[str, Any]]:
                 f"{path} is not a react-text trace (line {number} is not an event): "
                 "write one with react-text run --trace FILE"
             )
+        problem = trace_schema.check(event)
+        if problem:
+            raise ConfigError(f"{path}:{number}: not a valid react-text trace: {problem}")
         yield event
 
 
