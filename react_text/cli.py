@@ -269,11 +269,16 @@ def _model_flags(command: argparse.ArgumentParser, *, servers: str) -> None:
 
 def _run_flags(command: argparse.ArgumentParser) -> None:
     """Budgets and prompt choices, shared by run and eval (unset: as the model recommends)."""
+    from .backends import local  # light: llama.cpp is imported only when a model is made
+
     defaults = Limits()
     command.add_argument("--max-steps", type=_positive, help=f"model calls allowed a run (default {defaults.steps})")
     command.add_argument("--max-tokens", type=_positive, help="tokens allowed over a whole run (default: no limit)")
     command.add_argument(
-        "--reply-tokens", type=_positive, help=f"reply allowance per call (default {defaults.reply_tokens})"
+        "--reply-tokens",
+        type=_positive,
+        help=f"reply allowance per call (default: as the model recommends: {local.REPLY_TOKENS} for the embedded "
+        f"and other in-process models, {defaults.reply_tokens} for a server's)",
     )
     command.add_argument("--zero-shot", action="store_true", help="leave the worked example out of the prompt")
     command.add_argument(

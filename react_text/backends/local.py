@@ -83,6 +83,9 @@ class Stats:
     seconds: float = 0.0
 
 
+REPLY_TOKENS = 256  # the reply allowance LocalModel recommends (see recommended_limits)
+
+
 @dataclass
 class LocalModel:
     path: str | Path | None = None  # None: the embedded default model
@@ -138,7 +141,7 @@ class LocalModel:
     def recommended_limits(self) -> Limits:
         """Under the protocol grammar a reply is one line of thought and one directive (about 160
         tokens at most): a 256-token allowance leaves the small context window to the history."""
-        return Limits(reply_tokens=256)
+        return Limits(reply_tokens=REPLY_TOKENS)
 
     def __repr__(self) -> str:
         return f"LocalModel({self.name!r}, api={self.api!r})"
