@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -678,6 +679,21 @@ def _eval(args: argparse.Namespace) -> int:
         return _eval_with(args, settings, [*extra, *found])
 
 
+def _close_in_process(models: Any) -> None:
+    """Stop and free an in-process model before the interpreter shuts down (after Ctrl-C, its
+    thread would otherwise run on in native code while the interpreter is torn down around it).
+    A second Ctrl-C does not interrupt this: the model stops at its next token."""
+    in_process = [m for m in models if config.is_in_process(m)] if isinstance(models, list) else []
+    if not in_process:
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for model in in_process:
+            model.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @dataclass(frozen=True, slots=True)
 class _EvalSettings:
     tasks: list[Any]
@@ -725,6 +741,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
     try:
         asyncio.run(run_all())
     finally:
+        _close_in_process(settings.models)
         progress.close()
         if out:
             out.close()

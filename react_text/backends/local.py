@@ -120,6 +120,7 @@ class LocalModel:
         self._embedded = embedded or _is_default(Path(self.path))
         self._lock = threading.Lock()  # llama.cpp is not re-entrant: one call at a time
         self._worker: ThreadPoolExecutor | None = None  # agenerate's thread, made on first use
+        self._stop = threading.Event()  # set by close: a call in progress stops at its next token
 
     @property
     def name(self) -> str:
@@ -173,7 +174,23 @@ class LocalModel:
 
     def generate(self, request: Request) -> Reply:
         with self._lock:
+            if self._stop.is_set():
+                raise ModelError("the model was closed")
             return self._generate(request)
+
+    def close(self) -> None:
+        """Stop a call in progress at its next token, wait for it to end, and free llama.cpp's
+        memory; the model takes no more calls. Called on Ctrl-C, so that native code is never left
+        running (or freed) while the interpreter shuts down. Closing twice is closing once."""
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            self._llm.close()
+
+    def _stopping(self, tokens: object, logits: object) -> bool:
+        """llama.cpp's stopping criterion, asked after each token: stop once the model is closed."""
+        return self._stop.is_set()
 
     async def agenerate(self, request: Request) -> Reply:
         """`generate` on the model's own thread: the event loop runs on, and calls queue up in order."""
@@ -207,6 +224,7 @@ class LocalModel:
                 stop=list(request.stop),
                 grammar=grammar,
                 seed=self.seed,
+                stopping_criteria=self._stopping,
             )
         except (RuntimeError, ValueError) as exc:
             failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
