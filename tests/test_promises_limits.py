@@ -417,7 +417,7 @@ def read_tool(received: list[str]) -> object:
         received.append(path)
         return f"contents of {path}"
 
-    return read
+    return tool(read, pure=True)  # read-only: a repeat may be answered from the first call (issue 20)
 
 
 def test_inputs_differing_in_case_are_different_calls(driver: Callable[[Agent, str], RunResult]) -> None:
@@ -441,7 +441,7 @@ def test_code_differing_only_in_indentation_is_not_a_repeat(driver: Callable[[Ag
     four = "for i in range(2):\n    if i:\n        print(i)"
     two = "for i in range(2):\n  if i:\n    print(i)"
     model = ScriptedModel([f"ACTION: python[{four}]", f"ACTION: python[{two}]", "FINAL: done"])
-    driver(Agent(model, tools=[python]), TASK)
+    driver(Agent(model, tools=[tool(python, pure=True)]), TASK)  # pure: so only a real repeat is skipped
     assert received == [four, two]
 
 
@@ -456,7 +456,7 @@ def test_an_error_is_not_remembered(driver: Callable[[Agent, str], RunResult]) -
         return "fresh data"
 
     model = ScriptedModel(["ACTION: flaky[x]", "ACTION: flaky[x]", "FINAL: done"])
-    result = driver(Agent(model, tools=[flaky]), TASK)
+    result = driver(Agent(model, tools=[tool(flaky, pure=True)]), TASK)
     assert received == ["x", "x"], "a retry after an error was not run"
     assert "fresh data" in (result.steps[1].observation or "")
 
@@ -475,7 +475,7 @@ def test_a_time_out_is_not_remembered(driver: Callable[[Agent, str], RunResult])
 
     model = ScriptedModel(["ACTION: slow[x]", "ACTION: slow[x]", "FINAL: done"])
     try:
-        result = driver(Agent(model, tools=[slow], limits=Limits(tool_seconds=0.3)), TASK)
+        result = driver(Agent(model, tools=[tool(slow, pure=True)], limits=Limits(tool_seconds=0.3)), TASK)
     finally:
         release.set()
     assert received == ["x", "x"], "a retry after a time-out was not run"
