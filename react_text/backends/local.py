@@ -121,6 +121,7 @@ class LocalModel:
         self._lock = threading.Lock()  # llama.cpp is not re-entrant: one call at a time
         self._worker: ThreadPoolExecutor | None = None  # agenerate's thread, made on first use
         self._stop = threading.Event()  # set by close: a call in progress stops at its next token
+        self._stopping_criteria = llama_cpp.StoppingCriteriaList([self._stopping])
 
     @property
     def name(self) -> str:
@@ -224,7 +225,7 @@ class LocalModel:
                 stop=list(request.stop),
                 grammar=grammar,
                 seed=self.seed,
-                stopping_criteria=self._stopping,
+                stopping_criteria=self._stopping_criteria,
             )
         except (RuntimeError, ValueError) as exc:
             failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
