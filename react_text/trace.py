@@ -244,10 +244,12 @@ def read(path: str | Path) -> Iterator[dict[str, Any]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
     lines = [line for line in lines if line.strip()]
+    if not lines:
+        raise ConfigError(f"{path} is empty: not a react-text trace (write one with react-text run --trace FILE)")
     for number, line in enumerate(lines, 1):
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python recurses
             if number == len(lines) and number > 1:
                 return  # the last line, cut short by a crash
             event = None
