@@ -215,9 +215,11 @@ def listed_order(schema: dict[str, Any]) -> list[str]:
     """The parameters in the order the tool list shows them: required first (react_text.mcp's order)."""
     properties = list(schema.get("properties") or {})
     required = [k for k in schema.get("required") or () if isinstance(k, str)]
-    return [k for k in properties if k in required] + [k for k in required if k not in properties] + [
-        k for k in properties if k not in required
-    ]
+    return (
+        [k for k in properties if k in required]
+        + [k for k in required if k not in properties]
+        + [k for k in properties if k not in required]
+    )
 
 
 def written_as(case: Case, form: str) -> str | None:
