@@ -67,7 +67,7 @@ _FROM_TEXT: tuple[tuple[type, Callable[[str], object], str, str], ...] = (
     (decimal.Decimal, lambda t: decimal.Decimal(t.strip()), "a number", "decimal"),
     (uuid.UUID, lambda t: uuid.UUID(t.strip()), "a UUID", "uuid"),
 )
-_MODULE_PREFIX = re.compile(r"\b(?:[A-Za-z_]\w*+\.)++(?=[A-Za-z_])")
+_DOTTED = re.compile(r"[\w.]++")  # a dotted name (or a number), whole
 
 
 class Unfit(Exception):
@@ -433,7 +433,7 @@ def _name_of(hint: object) -> str:
         return "any"
     if isinstance(hint, type) and not typing.get_args(hint):
         return hint.__name__
-    return _MODULE_PREFIX.sub("", str(hint))
+    return _DOTTED.sub(lambda m: m.group() if m.group()[0].isdigit() else m.group().rsplit(".", 1)[-1], str(hint))
 
 
 def _record(cls: type, spec: _Fields, build: Callable[[dict[str, object]], object], array: bool = False) -> Type:
