@@ -3,6 +3,7 @@
 from .backends.local import LocalModel
 from .backends.openai_api import OpenAIChat, OpenAICompletion
 from .backends.scripted import ScriptedModel
+from .binding import Rest
 from .errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
 from .grammar import protocol_grammar
 from .guard import STOP_SEQUENCES, cut
@@ -43,6 +44,7 @@ __all__ = [
     "ReactTextError",
     "Reply",
     "Request",
+    "Rest",
     "Run",
     "RunResult",
     "ScriptedModel",

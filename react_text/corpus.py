@@ -168,8 +168,8 @@ def agrees(got: Reading, expected: Reading) -> bool:
 
 
 def _same_input(got: object, expected: str) -> bool:
-    if isinstance(got, str):
-        return got == expected
+    if isinstance(got, str):  # quotes around the whole input are the binder's to read: `"a"` is a
+        return got == expected or _unquoted(got) == _unquoted(expected)  # tool's `a`, as peers give it
     try:  # a parser that decoded the input: the value the reply wrote, as JSON or a Python literal
         return bool(json.loads(expected, strict=False) == got)
     except ValueError:
@@ -178,6 +178,19 @@ def _same_input(got: object, expected: str) -> bool:
         return bool(ast.literal_eval(expected.strip()) == got)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
+
+
+def _unquoted(text: str) -> str:
+    """Without one pair of matching quotes or backticks around it (none inside)."""
+    stripped = text.strip()
+    if (
+        len(stripped) >= 2
+        and stripped[0] == stripped[-1]
+        and stripped[0] in "\"'`"
+        and stripped[0] not in stripped[1:-1]
+    ):
+        return stripped[1:-1]
+    return text
 
 
 def score(cases: Sequence[Case], parsers: Mapping[str, Parser]) -> list[Score]:

@@ -50,11 +50,12 @@ What an action carries:
   hyphens, dots and any letters ("Wikipedia Research Tool", `fs.read_file`, `加法`); otherwise an
   identifier, as written. `Finish`, `answer`, `final_answer` (and `final`) name the final answer
   only when no tool of that name is registered.
-- `input`: as written, after unwrapping one code fence and one pair of quotes around the whole
-  input. A JSON object or array stays JSON text (in a blob, the text of that value); a blob input
-  that is a JSON string is that string's text (OpenAI-style `"arguments": "{\\"a\\": 1}"`). An
-  `Action Input:` written as a Python literal (`{'a': 1}`) is kept as written too: the parser knows
-  no signatures, the binder reads JSON and Python literals alike. An empty `Action Input:` is "".
+- `input`: as written, after unwrapping one code fence; quotes around it stay (`"Sunol, CA"` is
+  one value, which only the binder can tell; an answer loses one pair). A JSON object or array
+  stays JSON text (in a blob, the text of that value); a blob input that is a JSON string is that
+  string's text (OpenAI-style `"arguments": "{\\"a\\": 1}"`). An `Action Input:` written as a
+  Python literal (`{'a': 1}`) is kept as written too: the parser knows no signatures, the binder
+  reads JSON and Python literals alike. An empty `Action Input:` is "".
 - `closed`: False when the input had no definite end: a bracket never closed, an `Action Input:`
   that runs to the very end of the reply with no line break after it, a fence never closed.
 
@@ -583,7 +584,7 @@ def _answer(text: str, start: int, end: int) -> tuple[str, int]:
     ("Here are the steps:"), is kept whole.
     """
     body = text[start:end]
-    answer = _unwrap(body)
+    answer = _unquote(_unwrap(body))
     first, newline, rest = answer.partition("\n")
     first = first.strip()
     if newline and first and not first.endswith(":") and (rest.startswith("\n") or _LABEL_LIKE.match(rest)):
@@ -729,8 +730,9 @@ def _trailing_identifier(text: str) -> str | None:
 def _directive(
     tool: str, value: str, thought: str, discarded: str, closed: bool, names: _Names | None
 ) -> Action | Final:
+    """An answer loses one pair of quotes around it; a tool's input keeps them, for the binder to read."""
     if _finishes(tool, names):
-        return Final(value, thought, discarded)
+        return Final(_unquote(value), thought, discarded)
     return Action(tool, value, thought, discarded, closed)
 
 
@@ -758,17 +760,20 @@ def _close(text: str, open_at: int, fallback_limit: int) -> tuple[str, int, bool
 
 
 def _unwrap(value: str) -> str:
-    """Strip whitespace, one code fence, and one pair of matching quotes or backticks."""
+    """Strip whitespace and one code fence."""
     value = value.strip()
     fenced = _fenced(value)
     if fenced is not None:
         return fenced
     if value.endswith("```") and value.count("```") % 2:  # a fence closed that was never opened
         value = value[:-3].rstrip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in _QUOTES:
-        inner = value[1:-1]
-        if value[0] not in inner:
-            return inner
+    return value
+
+
+def _unquote(value: str) -> str:
+    """Without one pair of matching quotes or backticks around it (none inside)."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in _QUOTES and value[0] not in value[1:-1]:
+        return value[1:-1]
     return value
 
 
@@ -1067,8 +1072,8 @@ def _strict_tool(body: str, names: _Names | None) -> tuple[str, int] | None:
 def render_action(tool: str, value: str) -> str:
     """`ACTION: tool[value]`, written so that `parse` reads back exactly `tool` and `value`.
 
-    A value that the tolerant reading would change (quotes, surrounding space, several lines,
-    unbalanced brackets, fences) goes in a code fence longer than any run of backticks in it.
+    A value that the tolerant reading would change (surrounding space, several lines, unbalanced
+    brackets, fences) goes in a code fence longer than any run of backticks in it.
     Values holding an observation label or a <think> tag are beyond any text protocol: the guard
     cuts the first, the parser drops the second.
     """

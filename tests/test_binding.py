@@ -5,19 +5,23 @@ Each tool below answers with the call it received, so an observation shows exact
 
 from __future__ import annotations
 
+import ast
+import datetime
 import enum
 import inspect
 import json
 import string
+import time
 import warnings
-from typing import Any, Literal, Optional
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Optional, TypedDict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_text import Agent, ScriptedModel, Tool, tool
-from react_text.binding import Refusal, bind
+from react_text import Agent, Rest, ScriptedModel, Tool, tool
+from react_text.binding import Refusal, bind, reading
 from react_text.prompting import render
 
 
@@ -180,7 +184,10 @@ TABLE = [
         id="too-many",
     ),
     pytest.param(
-        write, "ACTION: write[notes.txt, Dear Bob, hello]", shown("write", "notes.txt", "Dear Bob, hello"), id="rest"
+        write,
+        "ACTION: write[notes.txt, Dear Bob, hello]",
+        refused(write, "it takes 2 values and was given 3"),
+        id="more-values-than-parameters",  # the rest goes to a parameter annotated Rest only (issue 20)
     ),
     pytest.param(
         write, 'ACTION: write[{"path": "a.txt", "content": 42}]', shown("write", "a.txt", "42"), id="str-from-number"
@@ -256,24 +263,28 @@ def arguments(fn: Any, text: str) -> dict[str, object] | str:
         (weather, '{"city": "Paris"}', {"city": "Paris"}),
         (search, '{"limit": 3}', refused(search, "query is missing")),
         (answer, "refund window?", {"question": "refund window?"}),
-        # a one-parameter tool gets the whole text...
-        (weather, '{"town": "Paris"}', {"city": '{"town": "Paris"}'}),
-        (weather, '{"city": "Paris", "x": 1}', {"city": '{"city": "Paris", "x": 1}'}),
+        # a one-parameter tool gets the whole text, unless the text names what it takes...
+        (
+            weather,
+            '{"town": "Paris"}',
+            refused(weather, 'it has no input named "town" (its inputs: city); city is missing'),
+        ),
+        (weather, '{"city": "Paris", "x": 1}', refused(weather, 'it has no input named "x" (its inputs: city)')),
         (weather, "  Paris  ", {"city": "  Paris  "}),
-        # ...and its default when the text is blank
-        (note, "", {"text": None}),
-        (note, "{}", {"text": None}),
+        # ...and leaves its default to the function when the text is blank
+        (note, "", {}),
+        (note, "{}", {}),
         (total, '{"numbers": [1, 2]}', {"numbers": [1, 2]}),
         (search, "", refused(search, "query is missing")),
-        (search, "cats,", {"query": "cats", "limit": 5}),
+        (search, "cats,", {"query": "cats"}),
         (search, 'cats, "3"', {"query": "cats", "limit": 3}),
         (search, "cats , 3 ", {"query": "cats", "limit": 3}),
         (search, "'cats', 3", {"query": "cats", "limit": 3}),
         (search, "limit=3, cats", {"query": "cats", "limit": 3}),
-        (search, "Query=cats", {"query": "cats", "limit": 5}),
-        (search, '{"QUERY": "cats"}', {"query": "cats", "limit": 5}),
+        (search, "Query=cats", {"query": "cats"}),
+        (search, '{"QUERY": "cats"}', {"query": "cats"}),
         (search, "cats, 3.0", {"query": "cats", "limit": 3}),
-        (search, "cats, 3.5", refused(search, 'limit takes a whole number, not "3.5"')),
+        (search, "cats, 3.5", refused(search, "limit takes a whole number, not 3.5")),
         (search, '{"query": null}', refused(search, "query takes text, not null")),
         (
             search,
@@ -286,7 +297,7 @@ def arguments(fn: Any, text: str) -> dict[str, object] | str:
         (write, "'a.txt', 1.50", {"path": "a.txt", "content": "1.50"}),
         (write, "a.txt, line 1\nline 2", {"path": "a.txt", "content": "line 1\nline 2"}),
         (write, '"a.txt", "line 1\nline 2"', {"path": "a.txt", "content": "line 1\nline 2"}),
-        (write, 'a.txt, He said "hi", then left', {"path": "a.txt", "content": 'He said "hi", then left'}),
+        (write, 'a.txt, He said "hi", then left', refused(write, "it takes 2 values and was given 3")),
         (
             write,
             '"a, b.txt", c, d',
@@ -306,7 +317,7 @@ def arguments(fn: Any, text: str) -> dict[str, object] | str:
         (opt, "", {"n": None}),
         (opt, "None", {"n": None}),
         (opt, '{"n": null}', {"n": None}),
-        (scale, "1e3", {"x": 1000.0, "factor": 2.0}),
+        (scale, "1e3", {"x": 1000.0}),
         (scale, '{"x": 1, "factor": true}', refused(scale, "factor takes a number, not true")),
         (level, '{"level": 1}', {"level": Level.LOW}),
         (level, "high", {"level": Level.HIGH}),
@@ -314,8 +325,8 @@ def arguments(fn: Any, text: str) -> dict[str, object] | str:
         (total, "[1, 2.0]", {"numbers": [1, 2]}),
         (config, "{'a': 1}", {"options": {"a": 1}}),
         (config, "[1]", refused(config, 'options takes a JSON object with int values, not "[1]"')),
-        (pick, "1", {"first": 1, "rest": (), "flags": {}}),
-        (pick, '{"first": 1, "rest": [2, 3]}', {"first": 1, "rest": (2.0, 3.0), "flags": {}}),
+        (pick, "1", {"first": 1}),
+        (pick, '{"first": 1, "rest": [2, 3]}', {"first": 1, "rest": (2.0, 3.0)}),
         (pick, "1, x", refused(pick, 'rest takes a number, not "x"')),
         (now, "null", {}),
         (now, "[ ]", {}),
@@ -374,7 +385,7 @@ def test_a_synthesized_signature_is_honoured() -> None:
     bound = bind(made, "Paris, 3")
     assert not isinstance(bound, Refusal)
     assert call(*bound.args, **bound.kwargs) == '{"city": "Paris", "days": 3}'
-    assert observe(made, 'ACTION: forecast[{"city": "Paris"}]') == '{"city": "Paris", "days": null}'
+    assert observe(made, 'ACTION: forecast[{"city": "Paris"}]') == '{"city": "Paris"}'  # days: not written
 
 
 # --- properties ------------------------------------------------------------------------------------
@@ -444,7 +455,357 @@ def test_a_json_object_of_valid_values_binds_to_exactly_those_values(
     fn.__signature__ = signature  # type: ignore[attr-defined]
     bound = bind(Tool("t", "", fn), json.dumps(given))
     assert not isinstance(bound, Refusal), bound.message
+    assert set(given) <= set(bound.arguments)  # and defaults only where a positional gap needs one
+    bound.apply_defaults()
     assert typed(dict(bound.arguments)) == typed(expected)
+
+
+# --- issue 26's classes (found in real calls) and issue 20's binding items, for plain functions -----
+
+
+def forecast(city: str, date: str = "today") -> str:
+    return shown("forecast", city, date)
+
+
+def book(city: str, date: str, extras: list[str] | None = None, pets: bool = False) -> str:
+    return shown("book", city, date, extras, pets)
+
+
+def derive(function: str, x: float, order: int = 1) -> str:
+    return shown("derive", function, x, order)
+
+
+def regress(predictors: list[str], target: str, standardize: bool = False) -> str:
+    return shown("regress", predictors, target, standardize)
+
+
+def implicit(city: str, note: str = None) -> str:  # type: ignore[assignment] # noqa: RUF013 - what users write
+    return shown("implicit", city, note)
+
+
+def lookup(item: str) -> str:
+    return shown("lookup", item)
+
+
+def copies(n: int) -> str:
+    return shown("copies", n)
+
+
+def units(value: float, from_unit: str, to_unit: str) -> str:
+    return shown("units", value, from_unit, to_unit)
+
+
+class Person(TypedDict):
+    name: str
+    age: int
+
+
+class Filters(TypedDict, total=False):
+    city: str
+    stars: int
+
+
+@dataclass
+class Point:
+    x: float
+    y: float
+    label: str = ""
+
+
+class Range(NamedTuple):
+    low: int
+    high: int
+
+
+def greet(person: Person) -> str:
+    return shown("greet", person)
+
+
+def hotels(filters: Filters, limit: int = 5) -> str:
+    return shown("hotels", filters, limit)
+
+
+def plot(point: Point) -> str:
+    return shown("plot", point)
+
+
+def span(points: list[Point], within: Range) -> str:
+    return shown("span", points, within)
+
+
+def on(day: datetime.date) -> str:
+    return shown("on", day)
+
+
+def jot(path: str, content: Rest) -> str:
+    return shown("jot", path, content)
+
+
+def keep(first: str, *more: str) -> str:
+    return shown("keep", first, *more)
+
+
+CLASSES = [
+    # A quoted value that holds a comma is one value, whatever the tool takes.
+    pytest.param(forecast, 'ACTION: forecast["Sunol, CA"]', shown("forecast", "Sunol, CA", "today"), id="quoted-comma"),
+    pytest.param(
+        forecast, "ACTION: forecast['Sunol, CA']", shown("forecast", "Sunol, CA", "today"), id="single-quoted-comma"
+    ),
+    pytest.param(
+        forecast,
+        'Action: forecast\nAction Input: "Sunol, CA"',
+        shown("forecast", "Sunol, CA", "today"),
+        id="mrkl-quoted",
+    ),
+    pytest.param(weather, 'ACTION: weather["Paris"]', shown("weather", "Paris"), id="one-param-quoted"),
+    pytest.param(forecast, "ACTION: forecast[Sunol, CA]", shown("forecast", "Sunol", "CA"), id="unquoted-is-two"),
+    # A digit followed by a letter inside a string does not stop the literal reader.
+    pytest.param(
+        book,
+        'ACTION: book["Paris", "20th June", ["gym", "free breakfast"]]',
+        shown("book", "Paris", "20th June", ["gym", "free breakfast"], False),
+        id="digit-letter-positional",
+    ),
+    pytest.param(
+        book,
+        'ACTION: book[city="San Francisco, CA", date="July 1st", extras=["pet friendly, quiet"]]',
+        shown("book", "San Francisco, CA", "July 1st", ["pet friendly, quiet"], False),
+        id="digit-letter-keywords",
+    ),
+    pytest.param(
+        derive,
+        'ACTION: derive["2x**3 - 3x**2 + 4x - 5", 2]',
+        shown("derive", "2x**3 - 3x**2 + 4x - 5", 2.0, 1),
+        id="formula",
+    ),
+    pytest.param(derive, 'ACTION: derive["# not a comment", 2]', shown("derive", "# not a comment", 2.0, 1), id="hash"),
+    pytest.param(derive, r'ACTION: derive["\\frac{1}{x}", 2]', shown("derive", "\\frac{1}{x}", 2.0, 1), id="backslash"),
+    # JSON literals (true, false, null) in the keyword form, as Python's are read.
+    pytest.param(
+        regress,
+        'ACTION: regress[predictors=["Age", "Income"], target="Spending, total", standardize=true]',
+        shown("regress", ["Age", "Income"], "Spending, total", True),
+        id="json-true",
+    ),
+    pytest.param(
+        book,
+        'ACTION: book[city="Oslo", date="1st", extras=null, pets=false]',
+        shown("book", "Oslo", "1st", None, False),
+        id="json-null-false",
+    ),
+    pytest.param(
+        book,
+        'ACTION: book["Oslo", "1st", null, True]',
+        shown("book", "Oslo", "1st", None, True),
+        id="positional-literals-mixed",
+    ),
+    pytest.param(
+        search, "ACTION: search[query=cats and dogs, limit=3]", shown("search", "cats and dogs", 3), id="bare-keywords"
+    ),
+    # An explicit null for a parameter whose default is null.
+    pytest.param(
+        implicit, "ACTION: implicit[Oslo, null]", shown("implicit", "Oslo", None), id="null-default-positional"
+    ),
+    pytest.param(
+        implicit,
+        'ACTION: implicit[{"city": "Oslo", "note": null}]',
+        shown("implicit", "Oslo", None),
+        id="null-default-json",
+    ),
+    # A one-parameter tool: a keyword naming its parameter binds by name; otherwise the whole text.
+    pytest.param(
+        lookup, 'ACTION: lookup[item="train ticket"]', shown("lookup", "train ticket"), id="one-param-keyword"
+    ),
+    pytest.param(
+        lookup, "ACTION: lookup[item=train ticket]", shown("lookup", "train ticket"), id="one-param-bare-keyword"
+    ),
+    pytest.param(copies, "ACTION: copies[n=3]", shown("copies", 3), id="one-param-int-keyword"),
+    pytest.param(lookup, "ACTION: lookup[x=1, y=2]", shown("lookup", "x=1, y=2"), id="one-param-not-a-call"),
+    pytest.param(
+        lookup,
+        'ACTION: lookup[{"name": "train ticket"}]',
+        refused(lookup, 'it has no input named "name" (its inputs: item); item is missing'),
+        id="one-param-other-key",
+    ),
+    # More values than parameters: refused, unless the last parameter takes the rest.
+    pytest.param(
+        units,
+        "ACTION: units[1, km, mi, extra]",
+        refused(units, "it takes 3 values and was given 4"),
+        id="too-many-values",
+    ),
+    pytest.param(
+        jot, "ACTION: jot[notes.txt, Dear Bob, hello]", shown("jot", "notes.txt", "Dear Bob, hello"), id="rest"
+    ),
+    pytest.param(keep, "ACTION: keep[a, b, c]", shown("keep", "a", "b", "c"), id="varargs-rest"),
+    # Typed dicts, dataclasses and other annotations are built from a JSON object, or refused.
+    pytest.param(
+        greet, 'ACTION: greet[{"name": "Ada", "age": "36"}]', shown("greet", {"name": "Ada", "age": 36}), id="typeddict"
+    ),
+    pytest.param(
+        greet,
+        'ACTION: greet[{"person": {"name": "Ada", "age": 36}}]',
+        shown("greet", {"name": "Ada", "age": 36}),
+        id="typeddict-by-name",
+    ),
+    pytest.param(
+        greet,
+        'ACTION: greet[{"name": "Ada"}]',
+        refused(greet, 'person takes a JSON object {"name": str, "age": int}, not "{\\"name\\": \\"Ada\\"}"'),
+        id="typeddict-missing-key",
+    ),
+    pytest.param(
+        greet,
+        "ACTION: greet[Ada]",
+        refused(greet, 'person takes a JSON object {"name": str, "age": int}, not "Ada"'),
+        id="typeddict-from-text",
+    ),
+    pytest.param(hotels, 'ACTION: hotels[{"stars": 4}, 2]', shown("hotels", {"stars": 4}, 2), id="typeddict-not-total"),
+    pytest.param(plot, 'ACTION: plot[{"x": 1, "y": 2.5}]', shown("plot", Point(1.0, 2.5)), id="dataclass"),
+    pytest.param(
+        plot,
+        'ACTION: plot[{"x": 1, "z": 2}]',
+        refused(
+            plot, 'point takes a JSON object {"x": float, "y": float, "label"?: str}, not "{\\"x\\": 1, \\"z\\": 2}"'
+        ),
+        id="dataclass-unknown-field",
+    ),
+    pytest.param(
+        span,
+        'ACTION: span[points=[{"x": 0, "y": 0}, {"x": 1, "y": 1}], within=[0, 9]]',
+        shown("span", [Point(0.0, 0.0), Point(1.0, 1.0)], Range(0, 9)),
+        id="nested-dataclasses-namedtuple",
+    ),
+    pytest.param(on, "ACTION: on[2024-05-01]", shown("on", datetime.date(2024, 5, 1)), id="date"),
+    pytest.param(
+        on, "ACTION: on[next week]", refused(on, 'day takes a date (YYYY-MM-DD), not "next week"'), id="date-refused"
+    ),
+]
+
+
+@pytest.mark.parametrize(("fn", "reply", "observation"), CLASSES)
+def test_real_call_forms_bind_for_plain_functions(fn: Any, reply: str, observation: str) -> None:
+    assert observe(fn, reply) == observation
+
+
+class Opaque:
+    """A class binding does not know, built from the text as argparse's `type=` builds it."""
+
+    def __init__(self, text: str) -> None:
+        if not text.startswith("id-"):
+            raise ValueError("an id starts with id-")
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.text!r})"
+
+
+def fetch(thing: Opaque) -> str:
+    return shown("fetch", thing)
+
+
+def test_an_unknown_class_is_built_from_the_text_or_refused() -> None:
+    assert observe(fetch, "ACTION: fetch[id-7]") == shown("fetch", Opaque("id-7"))
+    assert observe(fetch, "ACTION: fetch[7]") == refused(fetch, 'thing takes an Opaque, not "7"')
+
+
+@pytest.mark.parametrize(
+    ("fn", "text", "written"),
+    [
+        (search, "cats", {"query": "cats"}),
+        (search, '{"query": "cats"}', {"query": "cats"}),
+        (book, 'city="Oslo", date="1st"', {"city": "Oslo", "date": "1st"}),
+        (note, "", {}),
+        (keyword_only, "cats", {"query": "cats"}),
+    ],
+)
+def test_bind_holds_only_what_the_model_wrote(fn: Any, text: str, written: dict[str, object]) -> None:
+    """Defaults are the function's to apply (an MCP server applies its own): none are bound."""
+    assert arguments(fn, text) == written
+
+
+def test_a_synthesized_signature_receives_only_what_was_written() -> None:
+    def call(**arguments: object) -> str:
+        return json.dumps(arguments, sort_keys=True)
+
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("city", inspect.Parameter.KEYWORD_ONLY, annotation=str),
+            inspect.Parameter("pets", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default="false"),
+            inspect.Parameter("note", inspect.Parameter.KEYWORD_ONLY, annotation=str, default=None),
+        ]
+    )
+    made = Tool("stay", "", call)
+    assert observe(made, "ACTION: stay[Oslo]") == '{"city": "Oslo"}'
+    assert observe(made, "ACTION: stay[city=Oslo, note=null]") == '{"city": "Oslo", "note": null}'
+    assert observe(made, "ACTION: stay[Oslo, true]") == '{"city": "Oslo", "pets": true}'
+
+
+def test_rest_marks_only_the_last_parameter() -> None:
+    def bad(first: Rest, second: str) -> str:
+        return first + second
+
+    with pytest.raises(TypeError, match="Rest"):
+        tool(bad)
+
+
+# --- the literal reader against Python's and JSON's own, and against adversarial inputs --------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_the_literal_reader_reads_json_and_python_as_they_read_themselves(value: object) -> None:
+    """The oracles are json.loads and ast.literal_eval: the binder's reader must agree with both."""
+    as_json = json.dumps(value, ensure_ascii=False)
+    found = reading.literal(as_json)
+    assert found is not None and found.value == json.loads(as_json), as_json
+    as_python = repr(value)
+    found = reading.literal(as_python)
+    assert found is not None and found.value == ast.literal_eval(as_python), as_python
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " " * 100_000 + "x",
+        "1" * 100_000 + "x",
+        "1." + "1" * 100_000 + "e",
+        "1e" + "1" * 100_000 + "x",
+        "a" * 100_000 + " ==",
+        "a" + " " * 100_000 + "==",
+        "a," * 50_000,
+        '"a", ' * 25_000,
+        "x=1, " * 20_000,
+        '"' + "\\" * 100_000,
+        '"' + "\\n" * 50_000,
+        '"a' * 50_000,
+        "'a, " * 25_000,
+        "[" * 100_000,
+        "[1, " * 25_000,
+        "[a, " * 25_000,
+        "{" * 100_000,
+        '{"a": ' * 20_000,
+        "(" * 100_000,
+        "\\u" * 50_000,
+    ],
+)
+def test_adversarial_100kb_inputs_bind_in_linear_time(text: str) -> None:
+    # Not a timing assertion (bench/ measures speed): a generous bound that only quadratic or
+    # exponential reading would break, so the test cannot flake on a busy machine.
+    for made in (tool(search), tool(lookup), tool(total), tool(greet), tool(book), tool(jot)):
+        started = time.process_time()
+        bound = bind(made, text)
+        assert time.process_time() - started < 2.0, made.name
+        assert isinstance(bound, Refusal | inspect.BoundArguments)
+
+
+# --- bind never raises -------------------------------------------------------------------------------
 
 
 def any_kind(a, b: int = 1, *rest: float, **more: bool):  # type: ignore[no-untyped-def]
@@ -484,6 +845,17 @@ TOOLS = [
         keyword_only,
         any_kind,
         many,
+        book,
+        implicit,
+        units,
+        greet,
+        hotels,
+        plot,
+        span,
+        on,
+        jot,
+        keep,
+        fetch,
     )
 ]
 TEXT = st.one_of(
