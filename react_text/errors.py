@@ -37,12 +37,15 @@ class ContextLengthError(ModelError):
     """The prompt and the reply allowance did not fit the model's context window.
 
     `window` is the window in tokens when the server said it (OpenAI and vLLM say "maximum context
-    length is N tokens"; llama.cpp's server sends `n_ctx`), else None.
+    length is N tokens"; llama.cpp's server sends `n_ctx`), else None. `prompt_tokens` is the
+    server's count of the prompt when it said it ("372 in the messages"), else None: with it the
+    retry's allowance is planned in the server's own units.
     """
 
-    def __init__(self, message: str, *, window: int | None = None) -> None:
+    def __init__(self, message: str, *, window: int | None = None, prompt_tokens: int | None = None) -> None:
         super().__init__(message)
         self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 class ConfigError(ReactTextError):

@@ -169,7 +169,7 @@ class History:
             if not self.chat:
                 text = f"{THOUGHT_CUE} {text}\n"
         cost = self._cost(text)
-        if cost >= entry.tokens:
+        if entry.tokens - cost < ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
         self.tokens += cost - entry.tokens
         entry.rewrite(text, cost)
@@ -178,3 +178,4 @@ class History:
 
 
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
+ELIDE_MIN_SAVING = 8  # tokens an elision must save: rewriting the prompt's prefix costs the server's cache

@@ -212,6 +212,7 @@ class LocalModel:
                 f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
                 f"pass the context window of {self.n_ctx}",
                 window=self.n_ctx,
+                prompt_tokens=len(tokens),
             )
         cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
         if not self.prefix_cache:

@@ -260,7 +260,7 @@ class _OpenAIBackend:
         if window is not None and self._window in (_UNKNOWN, None):
             log.info("%r: its context window is %d tokens, as its error says", self, window)
             self._window = window
-        return functools.partial(ContextLengthError, window=window)
+        return functools.partial(ContextLengthError, window=window, prompt_tokens=wire.prompt_said(*said))
 
     # -- the context window, asked once (or learned from a context-length error) --------------------
 

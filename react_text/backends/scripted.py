@@ -61,6 +61,7 @@ class ScriptedModel:
                 f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
                 f"{request.max_tokens} in the completion).",
                 window=self.context_window,
+                prompt_tokens=prompt,
             )
         with self._lock:  # one call takes one reply, whatever the threads
             self.calls.append(request)
