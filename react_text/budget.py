@@ -154,6 +154,7 @@ class Meter:
         self._since = 0  # server tokens known to be appended since (a reply's completion tokens)
         self._since_local = 0  # local tokens appended since whose server count is not known
         self._reported = False  # the base is a server's report (not a bound kept over an elision)
+        self._low: float | None = None  # the smallest ratio of server to local tokens seen
 
     @property
     def calibrated(self) -> bool:
@@ -183,11 +184,14 @@ class Meter:
         else:
             self._since += server
 
-    def rewritten(self, before: int) -> None:
-        """The history was rewritten (elided) from an estimate of `before` tokens: the last report
-        no longer describes its prefix, but the history only got shorter, so `before` still bounds
-        it (rescaling all of it by the largest ratio seen could estimate it longer than it was)."""
-        self._base = before if self._base is not None else None
+    def rewritten(self, before: int, saved_local: int) -> None:
+        """The history was rewritten (elided) from an estimate of `before` tokens, `saved_local`
+        shorter by our count: the last report no longer describes its prefix, but the history only
+        got shorter, so `before`, less the least the cut can have saved, still bounds it (rescaling
+        all of it by the largest ratio seen could estimate it longer than it was)."""
+        if self._base is not None:
+            low = (self._low or 1.0) / self.SAFETY
+            self._base = before - math.floor(saved_local * low)
         self._since = self._since_local = 0
         self._reported = False
 
@@ -213,6 +217,7 @@ class Meter:
         if self._base is not None and self._reported and grown >= 32:  # what was appended since the last report
             ratios.append((usage.prompt_tokens - self._base) / grown)
         self._rate = max([*ratios] + ([self._rate] if self._rate is not None else []))
+        self._low = min([*ratios] + ([self._low] if self._low is not None else []))
         self._base, self._base_local = usage.prompt_tokens, local_prompt
         self._since = self._since_local = 0
         self._reported = True

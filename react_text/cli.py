@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ from . import config, trace
 from . import parser as parsing
 from .config import Choices
 from .episode import Approval
-from .errors import ConfigError, ReactTextError
+from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits, Prompting
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
@@ -339,7 +340,9 @@ def _mcp_list(args: argparse.Namespace) -> int:
     from .mcp import from_cli
     from .tools import listing
 
-    with from_cli([args.server], args.mcp_env, args.mcp_header) as found:
+    with contextlib.ExitStack() as stack:
+        with set_up():
+            found = stack.enter_context(from_cli([args.server], args.mcp_env, args.mcp_header))
         print(listing(found))
     return 0
 
@@ -480,7 +483,9 @@ def _run(args: argparse.Namespace) -> int:
         return _run_with(args, task, model, tools, choices, count_tokens)
     from .mcp import from_cli
 
-    with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
+    with contextlib.ExitStack() as stack:
+        with set_up():  # entering starts the servers and lists their tools (two with one name...)
+            found = stack.enter_context(from_cli(list(choices.mcp), args.mcp_env, args.mcp_header))
         return _run_with(args, task, model, [*tools, *found], choices, count_tokens)
 
 

@@ -11,14 +11,17 @@ RunResult with its `stop_reason`.
                                does not import, a bundled BPE file that fails its hash check
                                (the CLI prints it in one line and exits 2)
 
-Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError.
-`TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
+Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError from
+the Python API; where a user's words set a run up (the command line), `set_up` is the one map
+that turns them into ConfigError. `TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import urllib.parse
+from collections.abc import Iterator
 
 import regex
 
@@ -53,6 +56,18 @@ class ConfigError(ReactTextError):
 
 
 TokenizerError = ConfigError
+
+
+@contextlib.contextmanager
+def set_up(hint: str = "") -> Iterator[None]:
+    """The one map from set-up mistakes to ConfigError, at the boundary where a user's words make a
+    run (the command line wraps in it whatever builds the model, the tools, MCP sessions, the
+    agent): a ValueError or TypeError raised there is a mistake in what was asked for, not a bug
+    to show as a traceback. `hint` is added to its message (what to do about it)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{exc}{hint}") from exc
 
 
 def scrub(text: str) -> str:

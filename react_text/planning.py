@@ -88,7 +88,10 @@ class Plan:
         call may elide the latest step too. Nothing is elided while the window leaves the reply a
         quarter of itself (or `reply_tokens`, if less): the allowance shrinks first.
         """
-        held = self.meter.scale(self.window_reserve) if reserve and not forced else 0
+        # The next step is taken to cost what the last one did, up to what it can be elided to (the
+        # forced call may have to carry it and the step before it).
+        step = min(self.history.last_step(), OBSERVATION_STUB)
+        held = self.meter.scale(self.window_reserve + step) if reserve and not forced else 0
         if self.window is not None:
             want = self.forced_tokens if forced else min(self.limits.reply_tokens, self.window // 4)
             want = max(want, MIN_REPLY_TOKENS) + held
@@ -96,8 +99,9 @@ class Plan:
             if prompt + self.slack(prompt) + want > self.window:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
                 target = int((self.window * 31 / 32 - WINDOW_SLACK - want - headroom) / self.meter.rate) - extra_local
+                local = self.history.tokens
                 if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
-                    self.meter.rewritten(prompt - self.meter.scale(extra_local))
+                    self.meter.rewritten(prompt - self.meter.scale(extra_local), local - self.history.tokens)
         prompt = self.estimate(extra_local)
         allowance = self.allowance(prompt, forced=forced)
         left = self.window_left(prompt)
@@ -120,10 +124,10 @@ class Plan:
         """
         if prompt_tokens is not None:
             self.meter.refused(prompt_tokens, sent_local)
-        before = self.estimate()
+        before, local = self.estimate(), self.history.tokens
         elided = self.history.elide(self.history.tokens // 2, keep_from=number if forced else number - 1)
         if elided:
-            self.meter.rewritten(before)
+            self.meter.rewritten(before, local - self.history.tokens)
         prompt = self.estimate()
         left = self.window_left(prompt)
         if left is None or (left < MIN_REPLY_TOKENS and self.meter.calibrated):

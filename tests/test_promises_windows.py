@@ -274,7 +274,7 @@ def opening(lookup: object) -> Request:
     return model.calls[0]
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(run=windowed_runs())
 def test_runs_complete_in_a_window_that_a_server_counts_its_own_way(
     driver: Driver, run: tuple[list[str], dict[str, object], int, str]
@@ -318,7 +318,10 @@ def test_runs_complete_in_a_window_that_a_server_counts_its_own_way(
 @pytest.mark.parametrize(
     ("words", "count"),
     [
-        ("This model's maximum context length is 700 tokens. However, you requested 821 tokens (372 in the messages, 449 in the completion).", 372),
+        (
+            "This model's maximum context length is 700 tokens. However, you requested 821 tokens (372 in the messages, 449 in the completion).",
+            372,
+        ),
         ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", 9000),
         ('{"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}', 5000),
         ("context length exceeded", None),
