@@ -72,6 +72,7 @@ class Agent:
         parser: Parser = parse,
         count_tokens: budget.Counter | None = None,
     ) -> None:
+        _check_model(model)
         limits = limits if limits is not None else getattr(model, "recommended_limits", None) or Limits()
         prompting = prompting if prompting is not None else getattr(model, "recommended_prompting", None) or Prompting()
         if not isinstance(limits, Limits):
@@ -124,6 +125,22 @@ class Agent:
 
     def aiter_steps(self, task: str) -> AsyncRun:
         return AsyncRun(self, task)
+
+
+def _check_model(model: object) -> None:
+    """A model object, or a TypeError that says what one is and how to make one from a name."""
+    if isinstance(model, str):
+        raise TypeError(
+            f"Agent takes a model object, not the name {model!r}: make one with "
+            f'OpenAIChat("{model}") (a server\'s model; base_url=... for a local server), '
+            f'LocalModel("{model}") for a .gguf file, or LocalModel() for the embedded one'
+        )
+    missing = [a for a in ("api", "name", "accepts_grammar", "generate") if not hasattr(model, a)]
+    if missing:
+        raise TypeError(
+            f"Agent takes a model object (with api, name, accepts_grammar and generate(request)), "
+            f'not {type(model).__name__}: it has no {", ".join(missing)}; e.g. OpenAIChat("gpt-4o-mini")'
+        )
 
 
 class _Driven:
