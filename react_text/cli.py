@@ -261,6 +261,9 @@ def _model_flags(command: argparse.ArgumentParser, *, servers: str) -> None:
     command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     command.add_argument("--stream", action="store_true", help="stream replies from a server")
     command.add_argument(
+        "--threads", type=_positive, help="threads of the in-process model (default: the cores less one)"
+    )
+    command.add_argument(
         "--script",
         metavar="FILE",
         help="play the replies of a trace (.jsonl: with its settings, unless flags change them) or of a text "
@@ -473,7 +476,14 @@ def _run(args: argparse.Namespace) -> int:
         count_tokens = script.count_tokens()
         task = task if task is not None else script.task
     else:
-        model = config.model(args.model, base_url=args.base_url, api=args.api, stream=args.stream, grammar=args.grammar)
+        model = config.model(
+            args.model,
+            base_url=args.base_url,
+            api=args.api,
+            stream=args.stream,
+            grammar=args.grammar,
+            threads=args.threads,
+        )
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
     if not task.strip():
@@ -661,7 +671,9 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         urls = args.base_url or [None]
         models = [
-            config.model(args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar)
+            config.model(
+                args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar, threads=args.threads
+            )
             for url in urls
         ]
         probe = models[0]

@@ -87,6 +87,7 @@ def model(
     api: Api | None = None,
     stream: bool = False,
     grammar: bool | None = None,
+    threads: int | None = None,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
@@ -107,7 +108,7 @@ def model(
         from .backends.local import LocalModel
 
         try:
-            return LocalModel(name, api=api or "completion")
+            return LocalModel(name, api=api or "completion", n_threads=threads)
         except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
             raise ConfigError(str(exc)) from exc
     from .backends.openai_api import OpenAIChat, OpenAICompletion

@@ -76,3 +76,18 @@ def test_one_script_used_by_runs_one_after_another_is_not_warned_about() -> None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert agent.run("task A").answer == agent.run("task B").answer == "12"
+
+
+def test_the_local_model_leaves_a_core_free_by_default() -> None:
+    """Issue 20: LocalModel gave llama.cpp every core; under load a step went from 1.3 s to 29-88 s."""
+    import os
+
+    from react_text.backends.local import default_threads
+
+    assert default_threads() == max(1, len(os.sched_getaffinity(0)) - 1)
+
+
+def test_the_command_line_takes_threads() -> None:
+    from react_text.cli import _arguments
+
+    assert _arguments().parse_args(["run", "--threads", "3", "q"]).threads == 3

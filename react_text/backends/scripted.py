@@ -16,17 +16,19 @@ Prompt = tuple[Message, ...] | str
 _TIPS = 256  # conversations remembered
 
 
-def _extends(prompt: Prompt, tip: Prompt) -> bool:
+def _extends(prompt: Prompt, tip: Prompt, again: bool) -> bool:
     """Whether `prompt` continues the conversation whose last request was `tip` (the forced-final
-    note may have joined the tip's last message)."""
+    note may have joined the tip's last message); `again`: or asks it again, unchanged."""
+    if prompt == tip:
+        return again
     if isinstance(prompt, str) or isinstance(tip, str):
         return isinstance(prompt, str) and isinstance(tip, str) and prompt.startswith(tip.removesuffix("THOUGHT:"))
     return len(prompt) > len(tip) and prompt[: len(tip) - 1] == tip[:-1]
 
 
-def _extended(tips: list[Prompt], prompt: Prompt) -> int | None:
+def _extended(tips: list[Prompt], prompt: Prompt, again: bool = True) -> int | None:
     """The conversation (an index in `tips`) that `prompt` continues: the longest; None: a new one."""
-    found = [i for i, tip in enumerate(tips) if _extends(prompt, tip)]
+    found = [i for i, tip in enumerate(tips) if _extends(prompt, tip, again)]
     return max(found, key=lambda i: (len(tips[i]), -i)) if found else None
 
 
@@ -212,7 +214,7 @@ class PerRun:
 
     def _script(self, prompt: Prompt) -> ScriptedModel:
         with self._lock:
-            index = _extended(self._tips, prompt)
+            index = _extended(self._tips, prompt, again=False)  # an unchanged first request is another run's
             if index is None:
                 self.scripts.append(ScriptedModel(self._replies, **self._options))
                 self._tips.append(prompt)
