@@ -153,6 +153,13 @@ class Meter:
         self._base_local = 0  # our count of that request
         self._since = 0  # server tokens known to be appended since (a reply's completion tokens)
         self._since_local = 0  # local tokens appended since whose server count is not known
+        self._reported = False  # the base is a server's report (not a bound kept over an elision)
+        self._low: float | None = None  # the smallest ratio of server to local tokens seen
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether a server has said how it counts (a report of usage, or a refusal's count)."""
+        return self._rate is not None
 
     @property
     def rate(self) -> float:
@@ -167,7 +174,8 @@ class Meter:
         """The server's count of a prompt whose local count is `local_total`."""
         if self._base is None:
             return self.scale(local_total)
-        return self._base + self._since + self.scale(self._since_local)
+        grown = self._base + self._since + self.scale(self._since_local)
+        return grown if self._reported else min(grown, self.scale(local_total))
 
     def appended(self, local: int, server: int | None = None) -> None:
         """Text was appended to the history: `local` tokens by our count (`server` if known)."""
@@ -176,8 +184,22 @@ class Meter:
         else:
             self._since += server
 
-    def rewritten(self) -> None:
-        """The history was rewritten (elided): the last report no longer describes its prefix."""
+    def rewritten(self, before: int, saved_local: int) -> None:
+        """The history was rewritten (elided) from an estimate of `before` tokens, `saved_local`
+        shorter by our count: the last report no longer describes its prefix, but the history only
+        got shorter, so `before`, less the least the cut can have saved, still bounds it (rescaling
+        all of it by the largest ratio seen could estimate it longer than it was)."""
+        if self._base is not None:
+            low = (self._low or 1.0) / self.SAFETY
+            self._base = before - math.floor(saved_local * low)
+        self._since = self._since_local = 0
+        self._reported = False
+
+    def refused(self, server_prompt: int, local_prompt: int) -> None:
+        """A request of `local_prompt` local tokens was refused, the server saying it counted
+        `server_prompt`: learn the ratio (nothing was billed)."""
+        if local_prompt > 0 and server_prompt > 0:
+            self._rate = max(server_prompt / local_prompt, self._rate or 0.0)
         self._base = None
 
     def charge(self, usage: Usage) -> None:
@@ -192,8 +214,10 @@ class Meter:
             return
         ratios = [usage.prompt_tokens / local_prompt]
         grown = local_prompt - self._base_local
-        if self._base is not None and grown >= 32:  # what was appended since the last report, alone
+        if self._base is not None and self._reported and grown >= 32:  # what was appended since the last report
             ratios.append((usage.prompt_tokens - self._base) / grown)
         self._rate = max([*ratios] + ([self._rate] if self._rate is not None else []))
+        self._low = min([*ratios] + ([self._low] if self._low is not None else []))
         self._base, self._base_local = usage.prompt_tokens, local_prompt
         self._since = self._since_local = 0
+        self._reported = True

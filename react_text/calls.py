@@ -63,9 +63,21 @@ async def acall(tool: Tool, arguments: inspect.BoundArguments, seconds: float | 
             value = await _pool.arun(_job(tool, arguments), seconds)
     except _TimedOut:
         return _timed_out(tool, seconds)
+    except _Carried as carried:
+        return _failed(tool, carried.error)
     except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
         return _failed(tool, exc)
     return Outcome("ok", as_text(tool.name, value))
+
+
+class _Carried(Exception):
+    """A StopIteration a tool raised on a worker thread, carried into the awaiting coroutine, which
+    would turn it into "RuntimeError: coroutine raised StopIteration" (the sync run reports the
+    tool's own StopIteration: both runs must say the same)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _job(tool: Tool, arguments: inspect.BoundArguments) -> Callable[[], object]:
@@ -77,6 +89,8 @@ def _settle(tool: Tool, seconds: float | None, job: Callable[[], object]) -> Out
         value = job()
     except _TimedOut:
         return _timed_out(tool, seconds)
+    except _Carried as carried:
+        return _failed(tool, carried.error)
     except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
         return _failed(tool, exc)
     return Outcome("ok", as_text(tool.name, value))
@@ -211,6 +225,8 @@ def _resolve(future: asyncio.Future[tuple[bool, object]], outcome: tuple[bool, o
 def _unwrap(ok: bool, value: object) -> object:
     if not ok:
         assert isinstance(value, BaseException)
+        if isinstance(value, StopIteration | StopAsyncIteration):
+            raise _Carried(value)
         raise value
     return value
 

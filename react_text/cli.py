@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ from . import config, trace
 from . import parser as parsing
 from .config import Choices
 from .episode import Approval
-from .errors import ConfigError, ReactTextError
+from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits, Prompting
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
@@ -260,6 +261,9 @@ def _model_flags(command: argparse.ArgumentParser, *, servers: str) -> None:
     command.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     command.add_argument("--stream", action="store_true", help="stream replies from a server")
     command.add_argument(
+        "--threads", type=_positive, help="threads of the in-process model (default: the cores less one)"
+    )
+    command.add_argument(
         "--script",
         metavar="FILE",
         help="play the replies of a trace (.jsonl: with its settings, unless flags change them) or of a text "
@@ -339,7 +343,9 @@ def _mcp_list(args: argparse.Namespace) -> int:
     from .mcp import from_cli
     from .tools import listing
 
-    with from_cli([args.server], args.mcp_env, args.mcp_header) as found:
+    with contextlib.ExitStack() as stack:
+        with set_up():
+            found = stack.enter_context(from_cli([args.server], args.mcp_env, args.mcp_header))
         print(listing(found))
     return 0
 
@@ -470,7 +476,14 @@ def _run(args: argparse.Namespace) -> int:
         count_tokens = script.count_tokens()
         task = task if task is not None else script.task
     else:
-        model = config.model(args.model, base_url=args.base_url, api=args.api, stream=args.stream, grammar=args.grammar)
+        model = config.model(
+            args.model,
+            base_url=args.base_url,
+            api=args.api,
+            stream=args.stream,
+            grammar=args.grammar,
+            threads=args.threads,
+        )
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
     if not task.strip():
@@ -480,7 +493,9 @@ def _run(args: argparse.Namespace) -> int:
         return _run_with(args, task, model, tools, choices, count_tokens)
     from .mcp import from_cli
 
-    with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
+    with contextlib.ExitStack() as stack:
+        with set_up():  # entering starts the servers and lists their tools (two with one name...)
+            found = stack.enter_context(from_cli(list(choices.mcp), args.mcp_env, args.mcp_header))
         return _run_with(args, task, model, [*tools, *found], choices, count_tokens)
 
 
@@ -656,7 +671,9 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         urls = args.base_url or [None]
         models = [
-            config.model(args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar)
+            config.model(
+                args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar, threads=args.threads
+            )
             for url in urls
         ]
         probe = models[0]

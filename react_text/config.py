@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from . import budget, parser, prompting
-from .errors import ConfigError, ModelError, safe_url
+from .errors import ConfigError, ModelError, safe_url, set_up
 from .limits import Limits, Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model, Reply
@@ -87,6 +87,7 @@ def model(
     api: Api | None = None,
     stream: bool = False,
     grammar: bool | None = None,
+    threads: int | None = None,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
@@ -107,7 +108,7 @@ def model(
         from .backends.local import LocalModel
 
         try:
-            return LocalModel(name, api=api or "completion")
+            return LocalModel(name, api=api or "completion", n_threads=threads)
         except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
             raise ConfigError(str(exc)) from exc
     from .backends.openai_api import OpenAIChat, OpenAICompletion
@@ -139,10 +140,8 @@ def tools(*, root: str | None = None, modules: Iterable[str] = ()) -> list[Tool]
     found: list[Tool] = default_tools(root)
     for spec in modules:
         found += module_tools(spec)
-    try:
+    with set_up(": rename one in your tools module"):  # two tools share a name
         return list(as_tools(found))
-    except ValueError as exc:  # two tools share a name
-        raise ConfigError(f"{exc}: rename one in your tools module") from exc
 
 
 def module_tools(spec: str) -> list[Tool]:
@@ -156,10 +155,11 @@ def module_tools(spec: str) -> list[Tool]:
         fn = value.fn if isinstance(value, Tool) else value
         if not (inspect.isfunction(fn) and fn.__module__ == module.__name__):
             continue
-        try:
-            found.append(value if isinstance(value, Tool) else tool(value))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{key} in the tools module {spec!r} cannot be a tool: {exc}") from exc
+        with set_up():
+            try:
+                found.append(value if isinstance(value, Tool) else tool(value))
+            except (TypeError, ValueError) as exc:  # said with the function's name and module
+                raise ValueError(f"{key} in the tools module {spec!r} cannot be a tool: {exc}") from exc
     if not found:
         raise ConfigError(f"the tools module {spec!r} defines no public functions to use as tools")
     return found
@@ -359,10 +359,8 @@ def settle(chosen: Model, choices: Choices) -> tuple[Limits, Prompting]:
     """The Limits and Prompting of the choices, the rest as the model recommends (else the defaults)."""
     limits = getattr(chosen, "recommended_limits", None) or Limits()
     prompt = getattr(chosen, "recommended_prompting", None) or Prompting()
-    try:
+    with set_up():  # a limit out of range, an example that names no template
         return dataclasses.replace(limits, **choices.limits), dataclasses.replace(prompt, **choices.prompting)
-    except (TypeError, ValueError) as exc:  # a limit out of range
-        raise ConfigError(str(exc)) from exc
 
 
 def agent(
@@ -380,7 +378,7 @@ def agent(
     if name not in parser.PARSERS:
         raise ConfigError(f"no parser {name!r}; choose one of {', '.join(sorted(parser.PARSERS))}")
     limits, prompt = settle(chosen, choices)
-    try:
+    with set_up():  # a grammar the model cannot take, two tools with one name
         return Agent(
             chosen,
             tools=tool_list,
@@ -390,8 +388,6 @@ def agent(
             parser=parser.PARSERS[name],
             count_tokens=count_tokens,
         )
-    except (TypeError, ValueError) as exc:  # a grammar the model cannot take, two tools with one name
-        raise ConfigError(str(exc)) from exc
 
 
 def describe(

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .loop import Agent
 
 Approval = bool | Literal["stop"]
+_Window = Literal["window"]
+WINDOW: _Window = "window"  # the limit a run reaches when its context window cannot take another step
 
 
 # --- commands (what the driver is asked to do) and events (what came of it) ---------------------
@@ -181,17 +183,26 @@ class _Protocol:
             else self.grammar
         )
         self.plan = Plan(self.limits, self.history, self.meter, self.count, window)
+        self.window_bound = False  # the plan's window is only a bound learned from refusals that named none
 
     # --- the run ---------------------------------------------------------------------------------
 
     def play(self) -> _Play:
-        limit: StopReason | None = None
+        limit: StopReason | _Window | None = None
         number = 0
         while limit is None:
             number += 1
             allowance = self.plan.fit(number, forced=False)
             if allowance == "window":
-                return self._finish("model_error", error=self.plan.window_words())
+                # No room for another step and the forced call after it: ask for the answer now, if
+                # that fits; else make the step if it fits alone; else nothing can be sent.
+                if self.limits.force_final and isinstance(self._fit_forced(number, WINDOW), int):
+                    limit = WINDOW
+                    number -= 1
+                    break
+                allowance = self.plan.fit(number, forced=False, reserve=False)
+                if not isinstance(allowance, int):
+                    return self._finish("model_error", error=self.plan.window_words())
             if allowance is None:
                 limit = "max_tokens"
                 number -= 1  # the call was not made
@@ -223,13 +234,24 @@ class _Protocol:
             self.meter.appended(self.history.add_observation(observation, number))
         return (yield from self._forced(limit, number + 1))
 
-    def _forced(self, limit: StopReason, number: int) -> _Play:
-        """One last call that asks for the final answer, at `limit`; `number` is the call's step."""
-        words = limit_words(self.limits, limit)
+    def _words(self, limit: StopReason | _Window) -> str:
+        if limit == WINDOW:
+            return f"the context window of {self.plan.window} tokens"
+        return limit_words(self.limits, limit)
+
+    def _fit_forced(self, number: int, limit: StopReason | _Window) -> int | Literal["window"] | None:
+        note = prompting.render("corrections/force_final", limit=self._words(limit))
+        return self.plan.fit(number, forced=True, extra_local=self.history.note_cost(note))
+
+    def _forced(self, at: StopReason | _Window, number: int) -> _Play:
+        """One last call that asks for the final answer, at a limit (the context window ends a run
+        as "max_tokens"); `number` is the call's step."""
+        words = self._words(at)
+        limit: StopReason = "max_tokens" if at == WINDOW else at
         if not self.limits.force_final:
             return self._finish(limit, error=words)
         note = prompting.render("corrections/force_final", limit=words)
-        allowance = self.plan.fit(number, forced=True, extra_local=self.history.note_cost(note))
+        allowance = self._fit_forced(number, at)
         if not isinstance(allowance, int):
             return self._finish(limit, error=f"{words}; no room was left for the forced final call")
         self.meter.appended(self.history.add_note(note))
@@ -245,7 +267,8 @@ class _Protocol:
                 if called.truncated
                 else ""
             )
-            return self._finish(limit, parsed.answer, forced=True, error=f"{words}{cut}" if cut else None)
+            said = cut or at == WINDOW  # a window, unlike a budget or a step limit, is not in the stop reason
+            return self._finish(limit, parsed.answer, forced=True, error=f"{words}{cut}" if said else None)
         return self._finish(limit, error=f"{words}; no final answer when asked for one")
 
     def _finish_step(
@@ -293,14 +316,22 @@ class _Protocol:
                 # The window is what the server said, or at least smaller than what was asked for.
                 said = event.error.window
                 window = self.plan.window
-                self.plan.window = said if said else min(window or estimate + allowance, estimate + allowance - 1)
-                if self.history.elide(self.history.tokens // 2, keep_from=number - 1):
-                    self.meter.rewritten()
-                    elided = self.history.elided
-                    fitted = self.plan.fit(number, forced=forced)
-                    if isinstance(fitted, int):
-                        allowance = min(allowance, fitted)
-                        continue
+                # A window given (by the model or the limits) stays: a refusal that names none says
+                # we counted low, and the retry plans for that. One only bounded by refusals shrinks.
+                if said or window is None or self.window_bound:
+                    self.window_bound = not said
+                    self.plan.window = said or min(window or estimate + allowance, estimate + allowance - 1)
+                again = self.plan.retry(
+                    number,
+                    forced=forced,
+                    refused=allowance,
+                    said=bool(said),
+                    prompt_tokens=event.error.prompt_tokens,
+                    sent_local=sent_local,
+                )
+                if again is not None:
+                    elided, allowance = self.history.elided, again
+                    continue
             return self._finish("model_error", error=str(event.error))
         reply = event.reply
         usage = self._bill(reply, estimate, sent_local)

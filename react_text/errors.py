@@ -11,14 +11,17 @@ RunResult with its `stop_reason`.
                                does not import, a bundled BPE file that fails its hash check
                                (the CLI prints it in one line and exits 2)
 
-Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError.
-`TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
+Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError from
+the Python API; where a user's words set a run up (the command line), `set_up` is the one map
+that turns them into ConfigError. `TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import urllib.parse
+from collections.abc import Iterator
 
 import regex
 
@@ -37,12 +40,15 @@ class ContextLengthError(ModelError):
     """The prompt and the reply allowance did not fit the model's context window.
 
     `window` is the window in tokens when the server said it (OpenAI and vLLM say "maximum context
-    length is N tokens"; llama.cpp's server sends `n_ctx`), else None.
+    length is N tokens"; llama.cpp's server sends `n_ctx`), else None. `prompt_tokens` is the
+    server's count of the prompt when it said it ("372 in the messages"), else None: with it the
+    retry's allowance is planned in the server's own units.
     """
 
-    def __init__(self, message: str, *, window: int | None = None) -> None:
+    def __init__(self, message: str, *, window: int | None = None, prompt_tokens: int | None = None) -> None:
         super().__init__(message)
         self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 class ConfigError(ReactTextError):
@@ -50,6 +56,18 @@ class ConfigError(ReactTextError):
 
 
 TokenizerError = ConfigError
+
+
+@contextlib.contextmanager
+def set_up(hint: str = "") -> Iterator[None]:
+    """The one map from set-up mistakes to ConfigError, at the boundary where a user's words make a
+    run (the command line wraps in it whatever builds the model, the tools, MCP sessions, the
+    agent): a ValueError or TypeError raised there is a mistake in what was asked for, not a bug
+    to show as a traceback. `hint` is added to its message (what to do about it)."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{exc}{hint}") from exc
 
 
 def scrub(text: str) -> str:

@@ -132,6 +132,11 @@ class History:
         assert not self.chat
         return f"{self.prompt()}{partial}"
 
+    def last_step(self) -> int:
+        """The local tokens of the latest step's reply and observation (0 before the first)."""
+        step = self._entries[-1].step
+        return sum(e.tokens for e in self._entries if e.step == step and step > 0 and e.kind != "note")
+
     @property
     def elided(self) -> tuple[int, ...]:
         """The steps something was elided from."""
@@ -169,7 +174,7 @@ class History:
             if not self.chat:
                 text = f"{THOUGHT_CUE} {text}\n"
         cost = self._cost(text)
-        if cost >= entry.tokens:
+        if entry.tokens - cost < ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
         self.tokens += cost - entry.tokens
         entry.rewrite(text, cost)
@@ -178,3 +183,4 @@ class History:
 
 
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
+ELIDE_MIN_SAVING = 1  # tokens an elision must save (a note as long as the step would only cost the cache)

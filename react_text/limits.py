@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Literal
 
+from . import prompting
+
 InstructionsIn = Literal["system", "user"]
 Reasoning = Literal["drop", "keep"]
 
@@ -57,9 +59,15 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class Prompting:
-    """How the protocol is put to the model."""
+    """How the protocol is put to the model.
 
-    example: str | None = "auto"  # a worked example: "auto" (chosen from the tools), a template name, text; None
+    `example` is the worked example in the instructions: "auto" (chosen from the tools), None (zero
+    shot), a template name, or the example's own text. A value with no whitespace is a name and
+    must be a file in prompts/examples ("calculator", "files", "generic"; "examples/calculator"
+    too), else it is refused here; a value with a space or a newline is the example's text, as is.
+    """
+
+    example: str | None = "auto"  # "auto", None, a template name (no whitespace), or the example's text
     instructions_in: InstructionsIn = "system"  # or "user", for models that follow the system message poorly
     grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
     act_first: bool = False  # under a grammar, the first reply must be an ACTION (small models answer unaided)
@@ -75,6 +83,14 @@ class Prompting:
                 raise TypeError(f"Prompting.{name} must be True or False, not {getattr(self, name)!r}")
         if self.grammar is not None and not isinstance(self.grammar, bool):
             raise TypeError(f"Prompting.grammar must be True, False or None, not {self.grammar!r}")
+        if self.example is not None and self.example != "auto":
+            if not isinstance(self.example, str):
+                raise TypeError(
+                    f"Prompting.example must be 'auto', None, a template name or text, not {self.example!r}"
+                )
+            if not self.example.strip():
+                raise ValueError("Prompting.example is empty: give None for no worked example")
+            prompting.example_name(self.example)  # a name that is no file is refused now, not at run time
 
 
 def _at_least(name: str, value: object, minimum: int) -> None:

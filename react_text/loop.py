@@ -29,7 +29,7 @@ from .errors import ModelError
 from .limits import Limits, Prompting
 from .parser import parse
 from .tools import Tool, as_tools, listing
-from .types import Action, Model, Parsed, RunResult, Step
+from .types import Action, Model, Parsed, Reply, RunResult, Step
 
 Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
 
@@ -72,6 +72,7 @@ class Agent:
         parser: Parser = parse,
         count_tokens: budget.Counter | None = None,
     ) -> None:
+        _check_model(model)
         limits = limits if limits is not None else getattr(model, "recommended_limits", None) or Limits()
         prompting = prompting if prompting is not None else getattr(model, "recommended_prompting", None) or Prompting()
         if not isinstance(limits, Limits):
@@ -124,6 +125,22 @@ class Agent:
 
     def aiter_steps(self, task: str) -> AsyncRun:
         return AsyncRun(self, task)
+
+
+def _check_model(model: object) -> None:
+    """A model object, or a TypeError that says what one is and how to make one from a name."""
+    if isinstance(model, str):
+        raise TypeError(
+            f"Agent takes a model object, not the name {model!r}: make one with "
+            f'OpenAIChat("{model}") (a server\'s model; base_url=... for a local server), '
+            f'LocalModel("{model}") for a .gguf file, or LocalModel() for the embedded one'
+        )
+    missing = [a for a in ("api", "name", "accepts_grammar", "generate") if not hasattr(model, a)]
+    if missing:
+        raise TypeError(
+            f"Agent takes a model object (with api, name, accepts_grammar and generate(request)), "
+            f'not {type(model).__name__}: it has no {", ".join(missing)}; e.g. OpenAIChat("gpt-4o-mini")'
+        )
 
 
 class _Driven:
@@ -199,10 +216,6 @@ class Run(_Driven):
                     event = _perform(agent, command)
                     command = self._episode.send(event)
                     span.record(event, self._episode.counted)
-        except StopIteration as exc:  # raised by a model or an approver: it must not end the iteration quietly
-            error = RuntimeError(f"{type(exc).__name__} escaped from the model or the approver")
-            self._spans.fail(error)
-            raise error from exc
         except BaseException as exc:
             self._spans.fail(exc)
             raise
@@ -245,17 +258,48 @@ class AsyncRun(_Driven):
         return step
 
 
+# What the two drivers share, so that they cannot drift: what a model's, a tool's or an approver's
+# exception comes to. A ModelError is a Failed event (the run ends "model_error"); what a tool
+# raises is its observation (calls.py); anything else is raised to the caller, the same under both
+# drivers, except that a StopIteration or StopAsyncIteration is raised as a RuntimeError: either
+# would end the caller's `for` or `async for` quietly, as if the run were over.
+
+
+def _guarded(who: str, call: Callable[..., Any], *args: Any) -> Any:
+    """`call(*args)`, with a StopIteration or StopAsyncIteration it raises made a RuntimeError. On a
+    worker thread too, where a StopIteration would otherwise break the future that carries it."""
+    try:
+        return call(*args)
+    except (StopIteration, StopAsyncIteration) as exc:
+        raise _escaped(who, exc) from exc
+
+
+async def _aguarded(who: str, awaitable: Awaitable[Any]) -> Any:
+    try:
+        return await awaitable
+    except (StopIteration, StopAsyncIteration) as exc:
+        raise _escaped(who, exc) from exc
+
+
+def _escaped(who: str, exc: BaseException) -> RuntimeError:
+    return RuntimeError(f"{type(exc).__name__} escaped from the {who}: {exc}".rstrip(": "))
+
+
+def _replied(started: float, reply: Reply | ModelError) -> Event:
+    seconds = time.perf_counter() - started
+    return Failed(reply, seconds) if isinstance(reply, ModelError) else Replied(reply, seconds)
+
+
 def _perform(agent: Agent, command: Command) -> Event:
     started = time.perf_counter()
     if isinstance(command, Send):
         try:
-            reply = agent.model.generate(command.request)
+            return _replied(started, _guarded("model", agent.model.generate, command.request))
         except ModelError as exc:
-            return Failed(exc, time.perf_counter() - started)
-        return Replied(reply, time.perf_counter() - started)
+            return _replied(started, exc)
     if isinstance(command, Approve):
         assert agent.approve is not None
-        decision = agent.approve(command.tool, command.action)
+        decision = _guarded("approver", agent.approve, command.tool, command.action)
         if inspect.isawaitable(decision):
             if inspect.iscoroutine(decision):
                 decision.close()
@@ -271,17 +315,17 @@ async def _aperform(agent: Agent, command: Command) -> Event:
         agenerate = getattr(agent.model, "agenerate", None)
         try:
             if agenerate is not None:
-                reply = await agenerate(command.request)
+                reply = await _aguarded("model", agenerate(command.request))
             else:  # a sync-only model: off the event loop
-                reply = await asyncio.to_thread(agent.model.generate, command.request)
+                reply = await asyncio.to_thread(_guarded, "model", agent.model.generate, command.request)
         except ModelError as exc:
-            return Failed(exc, time.perf_counter() - started)
-        return Replied(reply, time.perf_counter() - started)
+            return _replied(started, exc)
+        return _replied(started, reply)
     if isinstance(command, Approve):
         assert agent.approve is not None
-        decision = agent.approve(command.tool, command.action)
+        decision = _guarded("approver", agent.approve, command.tool, command.action)
         if inspect.isawaitable(decision):
-            decision = await decision
+            decision = await _aguarded("approver", decision)
         return Decided(decision)
     assert not isinstance(command, Emit | Done)
     return Ran(await calls.acall(command.tool, command.arguments, command.seconds), time.perf_counter() - started)

@@ -56,7 +56,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from . import prompting
-from .errors import ConfigError, safe_url, scrub
+from .errors import ConfigError, safe_url, scrub, set_up
 from .tools import Tool
 
 if TYPE_CHECKING:
@@ -235,10 +235,8 @@ def from_cli(servers: Sequence[str], env: Sequence[str] = (), headers: Sequence[
         if not sep or not key.strip():
             raise ConfigError("--mcp-header takes 'Name: value'")  # the value may be a secret: not echoed
         fields[key.strip()] = value.strip()
-    try:
+    with set_up():
         return mcp_tools(*servers, env=variables or None, headers=fields or None)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 # --- the parameters of an MCP tool, from its input schema ----------------------------------------

@@ -21,6 +21,7 @@ from .types import StopReason
 
 FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
 OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
+WINDOW_SLACK = 8  # tokens of a context window never planned into (see Plan.slack)
 
 
 class Plan:
@@ -37,6 +38,11 @@ class Plan:
         self.forced_tokens = min(limits.reply_tokens, FORCED_REPLY_TOKENS)
         note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
         self.reserve_local = history.note_cost(note) + OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
+        # What the forced final call needs of the window after a normal call: its note, the step
+        # elided to its directive line and a note, and a minimal reply.
+        window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
+        self.window_reserve = history.note_cost(window_note) + OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD
+        self.window_reserve += MIN_REPLY_TOKENS
 
     def estimate(self, extra_local: int = 0) -> int:
         return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
@@ -54,28 +60,84 @@ class Plan:
         # the reply (at most the allowance), a short observation and its note.
         return (room - prompt - self.meter.scale(self.reserve_local) - self.forced_tokens) // 2
 
+    def slack(self, prompt: int) -> int:
+        """Tokens kept free of a window on top of the estimate: a server frames messages its own way
+        (one more token a message is common), and one that reports no usage never corrects us."""
+        return max(WINDOW_SLACK, prompt // 32)
+
+    def window_left(self, prompt: int) -> int | None:
+        """What the context window leaves a reply after a prompt of `prompt` tokens; None: no window."""
+        return None if self.window is None else self.window - prompt - self.slack(prompt)
+
     def allowance(self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True) -> int:
         allowance = self.forced_tokens if forced else self.limits.reply_tokens
-        if window and self.window is not None:
-            allowance = min(allowance, self.window - prompt)
+        left = self.window_left(prompt) if window else None
+        if left is not None:
+            allowance = min(allowance, left)
         room = self.budget_room(prompt, forced, billed)
         return allowance if room is None else min(allowance, room)
 
-    def fit(self, number: int, *, forced: bool, extra_local: int = 0) -> int | Literal["window"] | None:
+    def fit(
+        self, number: int, *, forced: bool, extra_local: int = 0, reserve: bool = True
+    ) -> int | Literal["window"] | None:
         """The allowance of call `number`, after eliding old steps if the window needs it: None when
-        the budget leaves no room, "window" when only the context window is too small."""
-        want = self.forced_tokens if forced else self.limits.reply_tokens
-        if self.window is not None and self.estimate(extra_local) + want > self.window:
-            headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
-            target = int((self.window - want - headroom) / self.meter.rate) - extra_local
-            if self.history.elide(max(target, 0), keep_from=number - 1):
-                self.meter.rewritten()
+        the budget leaves no room, "window" when only the context window is too small.
+
+        A normal call is made only if the window leaves room, after it, for the forced final call
+        (its note, the step elided to a line, a short reply; `reserve=False` drops that); the forced
+        call may elide the latest step too. Nothing is elided while the window leaves the reply a
+        quarter of itself (or `reply_tokens`, if less): the allowance shrinks first.
+        """
+        # The next step is taken to cost what the last one did, up to what it can be elided to (the
+        # forced call may have to carry it and the step before it).
+        step = min(self.history.last_step(), OBSERVATION_STUB)
+        held = self.meter.scale(self.window_reserve + step) if reserve and not forced else 0
+        if self.window is not None:
+            want = self.forced_tokens if forced else min(self.limits.reply_tokens, self.window // 4)
+            want = max(want, MIN_REPLY_TOKENS) + held
+            prompt = self.estimate(extra_local)
+            if prompt + self.slack(prompt) + want > self.window:
+                headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
+                target = int((self.window * 31 / 32 - WINDOW_SLACK - want - headroom) / self.meter.rate) - extra_local
+                local = self.history.tokens
+                if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
+                    self.meter.rewritten(prompt - self.meter.scale(extra_local), local - self.history.tokens)
         prompt = self.estimate(extra_local)
-        if self.allowance(prompt, forced=forced) >= MIN_REPLY_TOKENS:
-            return self.allowance(prompt, forced=forced)
+        allowance = self.allowance(prompt, forced=forced)
+        left = self.window_left(prompt)
+        if allowance >= MIN_REPLY_TOKENS and (left is None or left >= MIN_REPLY_TOKENS + held):
+            return allowance
         if self.allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:
             return "window"
         return None
+
+    def retry(
+        self, number: int, *, forced: bool, refused: int, said: bool, prompt_tokens: int | None, sent_local: int
+    ) -> int | None:
+        """The allowance of the one retry of a request the server refused as too long (`refused`:
+        its allowance), after eliding what can be; None when not even a minimal reply fits.
+
+        When the server said how it counted the prompt, the retry is planned in its units; when it
+        did not, the prompt is taken to count up to twice our estimate (the range the budget is
+        tested over), and the allowance is at least the minimal one; when it said neither that
+        nor its window (`said`) and nothing could be elided, the retry asks for a minimal reply.
+        """
+        if prompt_tokens is not None:
+            self.meter.refused(prompt_tokens, sent_local)
+        before, local = self.estimate(), self.history.tokens
+        elided = self.history.elide(self.history.tokens // 2, keep_from=number if forced else number - 1)
+        if elided:
+            self.meter.rewritten(before, local - self.history.tokens)
+        prompt = self.estimate()
+        left = self.window_left(prompt)
+        if left is None or (left < MIN_REPLY_TOKENS and self.meter.calibrated):
+            return None
+        if prompt_tokens is None:  # also when our estimate leaves no room, but no server has said how it counts
+            left = max(MIN_REPLY_TOKENS, min(left, self.window_left(2 * prompt) or 0))
+            if not said and not elided:  # neither the window nor the count is known: the smallest request
+                left = MIN_REPLY_TOKENS
+        allowance = min(self.allowance(prompt, forced=forced, window=False), refused if elided else refused - 1, left)
+        return allowance if allowance >= MIN_REPLY_TOKENS else None
 
     def window_words(self) -> str:
         return (

@@ -46,10 +46,35 @@ def template_names() -> list[str]:
 
 def instructions(tool_listing: str, *, example: str | None = "examples/generic") -> str:
     """The instruction block: the protocol, the tools, and a worked example (a template name or
-    the example's own text; None for zero-shot)."""
-    if example is not None and "\n" not in example:
-        example = render(example)
+    the example's own text, told apart by `example_name`; None for zero-shot)."""
+    if example is not None:
+        name = example_name(example)
+        example = render(f"examples/{name}") if name is not None else example
     return render("instructions", tools=tool_listing, example=example or "").rstrip()
+
+
+def example_names() -> list[str]:
+    """The worked examples in prompts/examples, by name ("calculator", "files", "generic")."""
+    return sorted(p.stem for p in (_root() / "examples").glob("*.txt"))
+
+
+def example_name(example: str) -> str | None:
+    """The template an example names, or None when it is the example's own text.
+
+    A value with no whitespace in it is a name ("calculator", or "examples/calculator"); anything
+    with a space or a newline is text. A name that is not a file in prompts/examples raises
+    ValueError (a misspelling is never sent to a model as if it were an example).
+    """
+    if any(c.isspace() for c in example):
+        return None
+    name = example.removeprefix("examples/")
+    names = example_names()
+    if name not in names:
+        raise ValueError(
+            f"Prompting.example {example!r} names no worked example: give one of {', '.join(names)} "
+            "(files in prompts/examples), 'auto', None, or the example's own text (anything with a space or a newline)"
+        )
+    return name
 
 
 def example_for(tool_names: Iterable[str]) -> str:

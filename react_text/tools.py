@@ -104,7 +104,16 @@ def tool(
 
 
 def as_tools(items: Iterable[Tool | Callable[..., object]]) -> tuple[Tool, ...]:
-    made = tuple(item if isinstance(item, Tool) else tool(item) for item in items)
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        raise TypeError(f"tools must be a list of functions or Tools, not {type(items).__name__}: {items!r}")
+    listed = list(items)
+    for item in listed:
+        if not (isinstance(item, Tool) or callable(item)):
+            raise TypeError(
+                f"a tool is a function or a Tool, not {type(item).__name__} {item!r}: pass the function "
+                "itself (tools=[lookup]), or tool(fn, name=...) for another name"
+            )
+    made = tuple(item if isinstance(item, Tool) else tool(item) for item in listed)
     names = [t.name for t in made]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -260,7 +260,9 @@ def test_a_second_context_length_error_ends_the_run_with_the_reason(drive: Drive
     model = ScriptedModel([ContextLengthError("too long"), ContextLengthError("still too long")])
     result = drive(make_agent(model, [lookup]), TASK)
     assert result.stop_reason == "model_error"
-    assert result.error == "too long"  # nothing could be elided before the first step: no retry
+    # nothing could be elided before the first step: the one retry asks for a smaller reply (issue 20)
+    assert result.error == "still too long"
+    assert len(model.calls) == 2 and model.calls[1].max_tokens < model.calls[0].max_tokens
 
 
 # --- reasoning models ------------------------------------------------------------------------------

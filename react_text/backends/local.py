@@ -86,12 +86,23 @@ class Stats:
 REPLY_TOKENS = 256  # the reply allowance LocalModel recommends (see recommended_limits)
 
 
+def default_threads() -> int:
+    """llama.cpp's threads: the cores this process may use, less one, at least one. With every core
+    and anything else running, a step went from 1.3 s to 29-88 s (its threads wait on each other):
+    on 2 cores with one core busy, the median step was 97.8 s with 2 threads and 7.2 s with 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
 @dataclass
 class LocalModel:
     path: str | Path | None = None  # None: the embedded default model
     api: Api = "completion"
     n_ctx: int = 4096
-    n_threads: int | None = None  # None: all cores
+    n_threads: int | None = None  # None: the cores this process may use, less one (see default_threads)
     temperature: float = 0.0
     seed: int = 0
     prefix_cache: bool = True  # reuse the KV cache of the common prefix between calls
@@ -112,7 +123,7 @@ class LocalModel:
         self._llm = llama_cpp.Llama(
             model_path=str(self.path),
             n_ctx=self.n_ctx,
-            n_threads=self.n_threads or os.cpu_count() or 1,
+            n_threads=self.n_threads or default_threads(),
             seed=self.seed,
             verbose=False,
         )
@@ -212,6 +223,7 @@ class LocalModel:
                 f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
                 f"pass the context window of {self.n_ctx}",
                 window=self.n_ctx,
+                prompt_tokens=len(tokens),
             )
         cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
         if not self.prefix_cache:

@@ -32,11 +32,12 @@ import contextlib
 import functools
 import logging
 import os
+import urllib.parse
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ContextLengthError, ModelError, safe_url, scrub
+from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
 from ..types import Api, Reply, Request
 from . import wire
 
@@ -81,7 +82,15 @@ class _OpenAIBackend:
             import openai
 
             # A local server needs no key; the client insists on one, so give it a placeholder.
-            key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+            # OpenAI itself does: say so now, not with a 401 at the first call.
+            key = api_key or os.environ.get("OPENAI_API_KEY")
+            url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            if not key and urllib.parse.urlsplit(url).hostname == "api.openai.com":
+                raise ConfigError(
+                    f"{model} on api.openai.com needs an API key: set OPENAI_API_KEY (or pass api_key=...); "
+                    "for a local server, give its base_url"
+                )
+            key = key or "not-needed"
             client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
         self.client = client
         self._async_client = async_client
@@ -260,7 +269,7 @@ class _OpenAIBackend:
         if window is not None and self._window in (_UNKNOWN, None):
             log.info("%r: its context window is %d tokens, as its error says", self, window)
             self._window = window
-        return functools.partial(ContextLengthError, window=window)
+        return functools.partial(ContextLengthError, window=window, prompt_tokens=wire.prompt_said(*said))
 
     # -- the context window, asked once (or learned from a context-length error) --------------------
 

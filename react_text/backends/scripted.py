@@ -4,11 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..errors import ContextLengthError, ModelError
-from ..types import Api, Reply, Request, Usage
+from ..types import Api, Message, Reply, Request, Usage
+
+Prompt = tuple[Message, ...] | str
+_TIPS = 256  # conversations remembered
+
+
+def _extends(prompt: Prompt, tip: Prompt, again: bool) -> bool:
+    """Whether `prompt` continues the conversation whose last request was `tip` (the forced-final
+    note may have joined the tip's last message); `again`: or asks it again, unchanged."""
+    if prompt == tip:
+        return again
+    if isinstance(prompt, str) or isinstance(tip, str):
+        return isinstance(prompt, str) and isinstance(tip, str) and prompt.startswith(tip.removesuffix("THOUGHT:"))
+    return len(prompt) > len(tip) and prompt[: len(tip) - 1] == tip[:-1]
+
+
+def _extended(tips: list[Prompt], prompt: Prompt, again: bool = True) -> int | None:
+    """The conversation (an index in `tips`) that `prompt` continues: the longest; None: a new one."""
+    found = [i for i, tip in enumerate(tips) if _extends(prompt, tip, again)]
+    return max(found, key=lambda i: (len(tips[i]), -i)) if found else None
 
 
 @dataclass
@@ -45,6 +66,14 @@ class ScriptedModel:
         self._script = list(self.replies)
         self._served = 0
         self._lock = threading.Lock()
+        self._tips: list[Prompt] = []  # the latest request of each conversation seen (to notice sharing)
+        self._warned = False
+
+    @classmethod
+    def per_run(cls, replies: Iterable[str | Reply | BaseException], **options: Any) -> PerRun:
+        """A model that gives every run a script of its own: `replies` from the start, whatever other
+        runs (threads or tasks) use the same agent at the same time. See `PerRun`."""
+        return PerRun(list(replies), options)
 
     def generate(self, request: Request) -> Reply:
         if self.api == "chat" and isinstance(request.prompt, str):
@@ -61,8 +90,10 @@ class ScriptedModel:
                 f"{prompt + request.max_tokens} tokens ({prompt} in the messages, "
                 f"{request.max_tokens} in the completion).",
                 window=self.context_window,
+                prompt_tokens=prompt,
             )
         with self._lock:  # one call takes one reply, whatever the threads
+            self._notice(request.prompt)
             self.calls.append(request)
             if self._served >= len(self._script):
                 raise ModelError(f"the script has {len(self._script)} replies; call {len(self.calls)}")
@@ -91,6 +122,22 @@ class ScriptedModel:
         from ..budget import encoding
 
         return len(encoding("cl100k_base").encode(text, disallowed_special=()))
+
+    def _notice(self, prompt: Prompt) -> None:
+        """Warn (once) when requests of two conversations interleave: one script shared by runs at once."""
+        index = _extended(self._tips, prompt)
+        if index is None:
+            self._tips = [*self._tips[-(_TIPS - 1) :], prompt]
+            return
+        if index != len(self._tips) - 1 and not self._warned:
+            self._warned = True
+            warnings.warn(
+                "one ScriptedModel is answering several runs at once: its replies go out in call order "
+                "across them; give each run its own script with ScriptedModel.per_run(replies)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        self._tips[index] = prompt
 
     @property
     def unused(self) -> int:
@@ -125,3 +172,52 @@ class ScriptedModel:
             middle = (low + high) // 2
             low, high = (middle, high) if count(text[:middle]) <= allowance else (low, middle)
         return text[:low]
+
+
+class PerRun:
+    """A script per run: each run (told apart by its conversation, which only grows) is answered
+    by a ScriptedModel of its own, made from `replies` when the run's first request comes. Runs of
+    one agent may go on at once, in threads or tasks. `calls` holds every request; `scripts`, each
+    run's model. A run whose history was elided reads as a new conversation (it starts the script
+    again): give such a test a window its steps fit in, or a ScriptedModel of its own."""
+
+    def __init__(self, replies: list[str | Reply | BaseException], options: dict[str, Any]) -> None:
+        self._replies = replies
+        self._options = options
+        first = ScriptedModel(replies, **options)
+        self.api, self.name, self.accepts_grammar = first.api, first.name, first.accepts_grammar
+        self.context_window = first.context_window
+        self.scripts: list[ScriptedModel] = []
+        self._tips: list[Prompt] = []
+        self._lock = threading.Lock()
+
+    def generate(self, request: Request) -> Reply:
+        return self._script(request.prompt).generate(request)
+
+    async def agenerate(self, request: Request) -> Reply:
+        await asyncio.sleep(0)
+        return self.generate(request)
+
+    async def acontext_window(self) -> int | None:
+        return self.context_window
+
+    def count_tokens(self, text: str) -> int:
+        return ScriptedModel.count_tokens(self, text)  # type: ignore[arg-type]
+
+    @property
+    def calls(self) -> list[Request]:
+        return [call for script in self.scripts for call in script.calls]
+
+    def assert_all_used(self) -> None:
+        for script in self.scripts:
+            script.assert_all_used()
+
+    def _script(self, prompt: Prompt) -> ScriptedModel:
+        with self._lock:
+            index = _extended(self._tips, prompt, again=False)  # an unchanged first request is another run's
+            if index is None:
+                self.scripts.append(ScriptedModel(self._replies, **self._options))
+                self._tips.append(prompt)
+                index = len(self._tips) - 1
+            self._tips[index] = prompt
+            return self.scripts[index]

@@ -172,6 +172,23 @@ def window_said(*said: object) -> int | None:
     return None
 
 
+# vLLM: "(372 in the messages, 449 in the completion)"; OpenAI: "your messages resulted in 372
+# tokens"; llama.cpp's server: "n_prompt_tokens": 372.
+_PROMPT_SAID = regex.compile(
+    r"(?i)\b(\d{1,9}+) in the messages\b|messages resulted in (\d{1,9}+) tokens"
+    r"|\bn_prompt_tokens['\"]?\s{0,9}+:\s{0,9}+(\d{1,9}+)"
+)
+
+
+def prompt_said(*said: object) -> int | None:
+    """The server's count of the prompt that a context-length error names, or None."""
+    for part in said:
+        found = _PROMPT_SAID.search(str(part)) if part is not None else None
+        if found:
+            return _window(int(next(g for g in found.groups() if g)))
+    return None
+
+
 def exceeds_context(*said: object) -> bool:
     """Whether an error's words (message, body) say the prompt did not fit the context window."""
     return any(_CONTEXT_EXCEEDED.search(str(part)) for part in said if part is not None)
