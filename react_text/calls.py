@@ -43,7 +43,7 @@ class Outcome:
 
 
 def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
-    """Run the call in a sync run. Never raises (but KeyboardInterrupt and SystemExit pass)."""
+    """Run the call in a sync run. Never raises (KeyboardInterrupt passes; a tool's SystemExit is an observation)."""
     if inspect.iscoroutinefunction(tool.fn):
         return _settle(tool, seconds, lambda: _run_coroutine(tool, arguments, seconds))
     job = _job(tool, arguments)
@@ -65,7 +65,9 @@ async def acall(tool: Tool, arguments: inspect.BoundArguments, seconds: float | 
         return _timed_out(tool, seconds)
     except _Carried as carried:
         return _failed(tool, carried.error)
-    except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
+    # The tool boundary: whatever a tool raises is an observation; sys.exit() in a tool too, which
+    # must not end the program that runs the agent (KeyboardInterrupt still stops the run).
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
         return _failed(tool, exc)
     return Outcome("ok", as_text(tool.name, value))
 
@@ -91,7 +93,7 @@ def _settle(tool: Tool, seconds: float | None, job: Callable[[], object]) -> Out
         return _timed_out(tool, seconds)
     except _Carried as carried:
         return _failed(tool, carried.error)
-    except Exception as exc:  # noqa: BLE001 - the tool boundary: whatever a tool raises is an observation
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the tool boundary, as in acall
         return _failed(tool, exc)
     return Outcome("ok", as_text(tool.name, value))
 
@@ -100,7 +102,7 @@ def _timed_out(tool: Tool, seconds: float | None) -> Outcome:
     return Outcome("timeout", prompting.render("corrections/tool_timeout", tool=tool.name, seconds=seconds))
 
 
-def _failed(tool: Tool, exc: Exception) -> Outcome:
+def _failed(tool: Tool, exc: BaseException) -> Outcome:
     text = prompting.render("corrections/tool_error", tool=tool.name, error_type=type(exc).__name__, error=exc)
     return Outcome("error", text, type(exc).__name__)
 
@@ -121,15 +123,48 @@ def _run_coroutine(tool: Tool, arguments: inspect.BoundArguments, seconds: float
 
 async def _bounded(coroutine: Any, seconds: float | None) -> object:
     """Await `coroutine` for at most `seconds`; _TimedOut when it overruns (a TimeoutError the
-    tool raises itself stays the tool's error)."""
-    limit = asyncio.timeout(seconds)
+    tool raises itself stays the tool's error).
+
+    The tool runs as a task of its own, and at its limit it is cancelled and left behind, not
+    awaited: a tool that swallows CancelledError cannot hold the run (a worker thread that overruns
+    is abandoned the same way).
+    """
+    task = asyncio.ensure_future(_carrying(coroutine))
     try:
-        async with limit:
-            return await coroutine
-    except TimeoutError:
-        if limit.expired():
-            raise _TimedOut from None
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except asyncio.CancelledError:
+        task.cancel()
         raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(_forget)
+        raise _TimedOut
+    try:
+        return task.result()
+    except _Raised as raised:
+        raise raised.error from None
+
+
+class _Raised(Exception):
+    """A KeyboardInterrupt or SystemExit a tool raised in its task, carried out as an exception:
+    raised from a task, asyncio would throw it out of the event loop, past the awaiting run."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+async def _carrying(coroutine: Any) -> object:
+    try:
+        return await coroutine
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _Raised(exc) from None
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned tool's outcome, so asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 # --- the SIGALRM timer ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 from . import binding, guard, prompting
 from .budget import Meter
 from .calls import Outcome
-from .errors import ContextLengthError, ModelError
+from .errors import ContextLengthError, ModelError, scrub
 from .grammar import protocol_grammar
 from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
@@ -332,7 +332,7 @@ class _Protocol:
                 if again is not None:
                     elided, allowance = self.history.elided, again
                     continue
-            return self._finish("model_error", error=str(event.error))
+            return self._finish("model_error", error=scrub(str(event.error)))
         reply = event.reply
         usage = self._bill(reply, estimate, sent_local)
         reply, usage, seconds = yield from self._recover_thinking(reply, usage, seconds, allowance, forced)

@@ -281,6 +281,12 @@ async def _aguarded(who: str, awaitable: Awaitable[Any]) -> Any:
         raise _escaped(who, exc) from exc
 
 
+def _network_failure(exc: OSError) -> ModelError:
+    """ConnectionError, TimeoutError and their kin from a model: a failure of the model's transport,
+    which ends the run as model_error (the README: a network failure never raises)."""
+    return ModelError(f"{type(exc).__name__}: {exc}".rstrip(": "))
+
+
 def _escaped(who: str, exc: BaseException) -> RuntimeError:
     return RuntimeError(f"{type(exc).__name__} escaped from the {who}: {exc}".rstrip(": "))
 
@@ -297,6 +303,8 @@ def _perform(agent: Agent, command: Command) -> Event:
             return _replied(started, _guarded("model", agent.model.generate, command.request))
         except ModelError as exc:
             return _replied(started, exc)
+        except OSError as exc:  # a network failure in a model of the user's own: a model error too
+            return _replied(started, _network_failure(exc))
     if isinstance(command, Approve):
         assert agent.approve is not None
         decision = _guarded("approver", agent.approve, command.tool, command.action)
@@ -320,6 +328,8 @@ async def _aperform(agent: Agent, command: Command) -> Event:
                 reply = await asyncio.to_thread(_guarded, "model", agent.model.generate, command.request)
         except ModelError as exc:
             return _replied(started, exc)
+        except OSError as exc:  # as in _perform
+            return _replied(started, _network_failure(exc))
         return _replied(started, reply)
     if isinstance(command, Approve):
         assert agent.approve is not None
