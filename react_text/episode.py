@@ -33,11 +33,11 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from . import binding, guard, prompting
+from . import binding, guard, prompting, runon
 from .budget import Meter
 from .calls import Outcome
 from .errors import ContextLengthError, ModelError, scrub
-from .grammar import protocol_grammar
+from .grammar import MAX_ANSWER, protocol_grammar
 from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
 from .planning import Plan, limit_words
@@ -172,6 +172,7 @@ class _Protocol:
         self.steps: list[Step] = []
         self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls of pure tools: repeats
         self.format_errors = 0
+        self.cut_answers = 0  # of those, the last in a row that were a FINAL answer cut at the allowance
         self.tool_calls = 0
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
@@ -182,6 +183,7 @@ class _Protocol:
             if use_grammar and agent.prompting.act_first
             else self.grammar
         )
+        self.final_grammar = protocol_grammar((), after_cue=not self.chat) if use_grammar else None
         self.plan = Plan(self.limits, self.history, self.meter, self.count, window)
         self.window_bound = False  # the plan's window is only a bound learned from refusals that named none
 
@@ -211,21 +213,29 @@ class _Protocol:
             if isinstance(called, RunResult):
                 return called
             step, parsed = called.step, called.parsed
+            if isinstance(parsed, Final) and (ran := self._ran_on(parsed, called, allowance)) is not None:
+                return (yield from self._finish_step(step, "final", ran[0], error=ran[1]))
             if isinstance(parsed, Final) and not (called.truncated and not parsed.discarded.strip()):
                 return (yield from self._finish_step(step, "final", parsed.answer))
             tool_seconds = 0.0
             if isinstance(parsed, Action) and (parsed.closed or not self._cut_off(called)):
-                self.format_errors = 0
+                self.format_errors = self.cut_answers = 0
                 acted = yield from self._act(parsed, number)
                 if acted is None:
                     return (yield from self._finish_step(step, "declined", error="the approver stopped the run"))
                 observation, tool_seconds = acted
             else:
                 self.format_errors += 1
+                self.cut_answers = self.cut_answers + 1 if isinstance(parsed, Final) else 0
                 observation = self._correction(called, allowance)
             if self.format_errors >= self.limits.format_errors:  # the last straw: no call follows, no warning
                 step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
                 error = f"{self.format_errors} unreadable replies in a row"
+                if self.cut_answers:  # readable, but cut: say so
+                    error = (
+                        f"{self.format_errors} replies in a row without a whole answer: the last "
+                        f"{self.cut_answers} gave a FINAL answer that the reply allowance of {allowance} tokens cut"
+                    )
                 return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self.plan.next(number, observation)
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
@@ -261,6 +271,8 @@ class _Protocol:
         self.steps.append(called.step)
         yield Emit(called.step)
         parsed = called.parsed
+        if isinstance(parsed, Final) and (ran := self._ran_on(parsed, called, allowance)) is not None:
+            return self._finish(limit, ran[0], forced=True, error=f"{words}; {ran[1]}")
         if isinstance(parsed, Final):
             cut = (
                 f"; the answer reached the reply allowance of {allowance} tokens and may be cut"
@@ -295,7 +307,8 @@ class _Protocol:
     # --- one model call ---------------------------------------------------------------------------
 
     def _request(self, allowance: int, forced: bool, prompt: tuple[Message, ...] | str | None = None) -> Request:
-        grammar = self.first_grammar if self.tool_calls == 0 and not forced else self.grammar
+        # The forced final call admits only FINAL; under act_first, the first calls only an ACTION.
+        grammar = self.final_grammar if forced else self.first_grammar if self.tool_calls == 0 else self.grammar
         stop = guard.STOP_SEQUENCES if self.send_stop else ()
         return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)
 
@@ -454,6 +467,21 @@ class _Protocol:
         return prompting.render(
             "corrections/unknown_tool", tool=name, suggestion=suggestion, tools=", ".join(self.names)
         )
+
+    def _ran_on(self, final: Final, called: _Called, allowance: int) -> tuple[str, str] | None:
+        """An answer that repeated itself until it was cut (at the allowance, or at the grammar's
+        bound on an answer): the answer as far as its first repeat, and what happened, in words.
+        Kept rather than asked again: the model gave its answer, and asked again it runs on again."""
+        cut = called.truncated and not final.discarded.strip()
+        bounded = self.grammar is not None and len(final.answer) >= MAX_ANSWER - 1
+        if not (cut or bounded) or (ran := runon.trim(final.answer)) is None:
+            return None
+        where = f"the reply allowance of {allowance} tokens" if cut else f"the grammar's {MAX_ANSWER} characters"
+        note = (
+            f"the answer ran on ({ran.unit.strip()!r} {ran.repeats} times) until {where} cut it; "
+            "kept as far as its first repeat"
+        )
+        return ran.answer, note
 
     def _cut_off(self, called: _Called) -> bool:
         """An action whose input never closed, in a reply cut at its allowance or by the guard."""

@@ -3,7 +3,7 @@
 llama.cpp (in-process or its servers) samples only tokens the grammar allows, so even a 135M model
 writes `THOUGHT: ...` and then `ACTION: <a registered tool>[...]` or `FINAL: ...`, and nothing
 after it. Inputs may hold balanced brackets and span no lines; a thought and an answer are one
-line of at most 300 characters.
+line of at most 200 characters.
 """
 
 from __future__ import annotations
@@ -11,14 +11,22 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-MAX_THOUGHT = 300  # characters: a small model otherwise fills its whole allowance with one thought
-MAX_ANSWER = 300
+# Characters. A small model otherwise fills its whole allowance with one thought, or with one
+# answer said over and over; both together stay within a 256-token allowance for most text.
+MAX_THOUGHT = 200
+MAX_ANSWER = 200
 
 
-def protocol_grammar(tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True) -> str:
+def protocol_grammar(
+    tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True, action: bool = True
+) -> str:
     """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
-    `final=False` admits only an action (a run that must use a tool before it answers)."""
+    `final=False` admits only an action (a run that must use a tool before it answers);
+    `action=False` only a final answer (the forced final call at a limit)."""
+    if not (final or action):
+        raise ValueError("a reply must admit an action or a final answer")
     start = '" " thought' if after_cue else '"THOUGHT: " thought'
+    tool_names = tool_names if action else ()
     choices = ["final"] if final or not tool_names else []
     rules = [
         f'root ::= {start} "\\n" directive',
