@@ -297,6 +297,12 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
         "--grammar for a llama.cpp server, which takes a GBNF grammar)",
     )
     command.add_argument(
+        "--server",
+        choices=["llama.cpp", "vllm", "sglang", "ollama", "openai"],
+        help="what the server at --base-url is, so the grammar goes where it takes one (llama.cpp: grammar, "
+        "vllm: structured_outputs, sglang: ebnf; ollama and openai take none)",
+    )
+    command.add_argument(
         "--act-first",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -483,6 +489,7 @@ def _run(args: argparse.Namespace) -> int:
             stream=args.stream,
             grammar=args.grammar,
             threads=args.threads,
+            server=args.server,
         )
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
@@ -672,7 +679,13 @@ def _eval(args: argparse.Namespace) -> int:
         urls = args.base_url or [None]
         models = [
             config.model(
-                args.model, base_url=url, api=args.api, stream=args.stream, grammar=args.grammar, threads=args.threads
+                args.model,
+                base_url=url,
+                api=args.api,
+                stream=args.stream,
+                grammar=args.grammar,
+                threads=args.threads,
+                server=args.server,
             )
             for url in urls
         ]

@@ -88,11 +88,13 @@ def model(
     stream: bool = False,
     grammar: bool | None = None,
     threads: int | None = None,
+    server: str | None = None,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
-    `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `grammar=True` tells a server backend that
-    the server takes a GBNF grammar (llama.cpp's does)."""
+    `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `server` says what the server is
+    ("llama.cpp", "vllm", "sglang", "ollama", "openai"): where the protocol grammar goes (None: no
+    grammar is sent); `grammar=True` alone means a llama.cpp server."""
     from .download import MODELS, resolve
 
     if name in MODELS and not base_url:
@@ -115,7 +117,13 @@ def model(
 
     backend = OpenAICompletion if api == "completion" else OpenAIChat
     url = base_url or os.environ.get("OPENAI_BASE_URL")
-    return backend(name, base_url=url, stream=stream, grammar=bool(grammar))
+    from .backends import wire
+
+    if server is not None and server not in wire.SERVERS:
+        raise ConfigError(f"--server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
+    if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
+        raise ConfigError(f"{server} takes no grammar: leave --grammar off (stop sequences and the guard still apply)")
+    return backend(name, base_url=url, stream=stream, grammar=bool(grammar) and server is None, server=server)
 
 
 def is_in_process(chosen: Model) -> bool:

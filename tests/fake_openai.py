@@ -54,6 +54,7 @@ class FakeServer:
         self.delay = delay
         self.window = window  # the context window it says at GET /v1/models, as vLLM does
         self.requests: list[tuple[str, int]] = []
+        self.bodies: list[dict[str, Any]] = []  # every request body as received
         self._lock = threading.Lock()
         server = self
 
@@ -64,6 +65,7 @@ class FakeServer:
                 task = question(messages)
                 with server._lock:
                     server.requests.append((task, len(messages)))
+                    server.bodies.append(body)
                 time.sleep(server.delay)
                 text = answer(messages)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}

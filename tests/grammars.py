@@ -64,3 +64,23 @@ def gbnf(text: str) -> Gbnf:
     grammar = Gbnf(text)
     grammar.accepts("")  # parses it
     return grammar
+
+
+@dataclass(frozen=True)
+class Ebnf:
+    matcher_of: Any  # a function of no arguments: a fresh matcher
+
+    def accepts(self, reply: str) -> bool:
+        matcher = self.matcher_of()
+        return bool(matcher.accept_string(reply)) and bool(matcher.is_terminated())
+
+
+def ebnf(text: str) -> Ebnf:
+    """The grammar as xgrammar (behind vLLM and SGLang) reads it: compiled with an empty vocabulary,
+    so that it matches strings. Raises Refused when xgrammar cannot parse it."""
+    xgr = pytest.importorskip("xgrammar", reason='needs pip install "react-text[ebnf]" (xgrammar, with torch)')
+    try:
+        compiled = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False).compile_grammar(text)
+    except (RuntimeError, ValueError) as exc:
+        raise Refused(f"xgrammar cannot parse the grammar: {exc}\n{text}") from exc
+    return Ebnf(lambda: xgr.GrammarMatcher(compiled, terminate_without_stop_token=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import Drive, make_agent
-from grammars import Refused, gbnf
+from grammars import Refused, ebnf, gbnf
 
 from react_text import ScriptedModel
 from react_text.grammar import protocol_grammar
@@ -79,3 +79,50 @@ def test_the_embedded_model_at_its_limit_gives_a_final_answer() -> None:
         result = agent.run("What is 17 * 23 + 5, and then times 3?")
         assert result.forced and result.stop_reason == "max_steps", (api, result.error)
         assert result.answer, (api, result.steps[-1].reply)
+
+
+# --- one grammar, every engine: llama.cpp's GBNF and xgrammar's EBNF read it alike -------------
+
+NAMES = ("calculator", "my tool", "unit-convert", "math.sqrt", "数据查询", "tool_2")
+ENGINES = [pytest.param(gbnf, id="gbnf-llama.cpp"), pytest.param(ebnf, id="ebnf-xgrammar")]
+VARIANTS = {
+    "normal": {},
+    "act_first": {"final": False},
+    "forced": {"action": False},
+}
+REPLIES = [
+    *((f"THOUGHT: I need it\nACTION: {name}[2, 3]", {"normal", "act_first"}) for name in NAMES),
+    ("THOUGHT: done\nFINAL: 5", {"normal", "forced"}),
+    ("THOUGHT: done\nFINAL: 数据 5", {"normal", "forced"}),
+    ("THOUGHT: nested\nACTION: calculator[[1, [2]]]", {"normal", "act_first"}),
+    ("THOUGHT: a near name\nACTION: my_tool[x]", set()),
+    ("THOUGHT: a prefix\nACTION: my[x]", set()),
+    ("THOUGHT: unbalanced\nACTION: calculator[[1]", set()),
+    ("THOUGHT: on two lines\nACTION: calculator[1\n2]", set()),
+    ("THOUGHT: more after\nFINAL: 5\nOBSERVATION: 6", set()),
+    ("THOUGHT: empty\nFINAL: ", set()),
+    ("THOUGHT: " + "x" * 201 + "\nFINAL: 5", set()),  # a thought past its bound
+    ("THOUGHT: long\nFINAL: " + "y" * 201, set()),  # an answer past its bound
+    ("FINAL: 5", set()),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("after_cue", [False, True], ids=["chat", "completion"])
+def test_every_generated_grammar_compiles_and_admits_what_it_should(
+    engine: object, variant: str, after_cue: bool
+) -> None:
+    grammar = engine(protocol_grammar(NAMES, after_cue=after_cue, **VARIANTS[variant]))  # type: ignore[operator]
+    for reply, admitted_in in REPLIES:
+        sent = reply.removeprefix("THOUGHT:") if after_cue and reply.startswith("THOUGHT:") else reply
+        if after_cue and not reply.startswith("THOUGHT:"):
+            continue
+        assert grammar.accepts(sent) is (variant in admitted_in), (variant, sent)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_grammar_without_tools_admits_only_final(engine: object) -> None:
+    grammar = engine(protocol_grammar(()))  # type: ignore[operator]
+    assert grammar.accepts("THOUGHT: x\nFINAL: 1")
+    assert not grammar.accepts("THOUGHT: x\nACTION: calculator[1]")

@@ -10,6 +10,10 @@ Sync and async: `generate` goes through `openai.OpenAI`, `agenerate` through `op
 (built on first use, one per event loop, from the sync client's settings, unless `async_client=`
 is given). Both build the same request and read the answer with the same code (`wire`).
 
+A grammar (the protocol's, see `react_text.grammar`) goes where the server takes one, said by
+`server=`: llama.cpp's `grammar`, vLLM's `structured_outputs: {"grammar": ...}`, SGLang's `ebnf`;
+Ollama and OpenAI take none. `grammar=True` alone means a llama.cpp server.
+
 Stop sequences: sent as `stop`; when a server answers 400 naming the `stop` parameter (OpenAI's
 reasoning models do), the call is retried without it and this backend never sends `stop` again:
 the rejection belongs to the model behind it, not to one run, so later runs would only pay for
@@ -69,13 +73,21 @@ class _OpenAIBackend:
         timeout: float = 120.0,
         max_retries: int = 3,
         grammar: bool = False,
+        server: wire.Server | None = None,
         send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         self.name = model
         self.stream = stream
         self.temperature = temperature
-        self.accepts_grammar = grammar  # the server takes a GBNF "grammar" (llama.cpp does)
+        if server is not None and server not in wire.SERVERS:
+            raise ValueError(f"server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
+        if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
+            raise ValueError(f"{server} takes no grammar; leave grammar off (stop sequences and the guard still apply)")
+        # What the server is, said by the caller: it chooses where a grammar goes in the request.
+        # grammar=True alone means llama.cpp (its `grammar` field), as before there was a choice.
+        self.server: wire.Server | None = server if server is not None else ("llama.cpp" if grammar else None)
+        self.accepts_grammar = self.server in wire.GRAMMAR_SERVERS
         self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
         if client is None:
@@ -219,8 +231,8 @@ class _OpenAIBackend:
         if self.send_stop and request.stop:
             arguments["stop"] = list(request.stop)
         body = dict(self.extra_body)
-        if request.grammar and self.accepts_grammar:
-            body["grammar"] = request.grammar
+        if request.grammar and self.server is not None:
+            body.update(wire.grammar_fields(self.server, request.grammar))
         if body:
             arguments["extra_body"] = body
         if self.stream:

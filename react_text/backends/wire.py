@@ -17,7 +17,7 @@ dropped without a word), and where a server says its context window (`window_pla
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard, get_args
 
 import regex
 
@@ -54,6 +54,29 @@ _CONTEXT_EXCEEDED = regex.compile(
     r"|exceeds? the available context|exceed_context_size_error|exceeds the context window"
     r"|exceeds (?:the )?context length|exceeds? context window"
 )
+
+
+Server = Literal["llama.cpp", "vllm", "sglang", "ollama", "openai"]
+SERVERS: tuple[Server, ...] = get_args(Server)
+# Where each server takes a grammar in the request body (one grammar text serves them all: llama.cpp
+# reads it as GBNF, xgrammar, behind vLLM and SGLang, reads the same text as its EBNF):
+#   llama.cpp     "grammar": GBNF (llama.cpp's server and llama-cpp-python's)
+#   vllm          "structured_outputs": {"grammar": EBNF} (0.12 and later; `guided_grammar` is gone)
+#   sglang        "ebnf": EBNF
+#   ollama        none: it has no grammar field; stop sequences and the guard hold the protocol
+#   openai        none
+GRAMMAR_SERVERS: tuple[Server, ...] = ("llama.cpp", "vllm", "sglang")
+
+
+def grammar_fields(server: Server, grammar: str) -> dict[str, Any]:
+    """The request-body fields that carry `grammar` to `server`; {} for a server that takes none."""
+    if server == "llama.cpp":
+        return {"grammar": grammar}
+    if server == "vllm":
+        return {"structured_outputs": {"grammar": grammar}}
+    if server == "sglang":
+        return {"ebnf": grammar}
+    return {}
 
 
 class Malformed(ValueError):
