@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from .parser import parse
-from .types import Action, Actions, Parsed, ParseError, Reading
+from .types import Action, Actions, Parsed, Reading
 
 SingleParser = Callable[..., Parsed]
 
@@ -39,11 +39,12 @@ def parse_several(text: str, *, tools: Collection[str] = (), most: int = 4, pars
 
     Returns an `Actions` for two or more; otherwise what `parser` reads of the reply.
     """
+    array = _array(text, tools, most, parser)
+    if array is not None:
+        return array
     first = parser(text, tools=tools)
-    if isinstance(first, ParseError):
-        return _array(text, tools, most, parser) or first
     if not isinstance(first, Action):
-        return first
+        return first  # a FINAL, or what the parser could not read
     found = [first]
     rest = first.discarded
     while rest.strip() and len(found) <= most:
