@@ -275,6 +275,7 @@ class _Protocol:
                     )
                 return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self.plan.next(number, observation, labelled=labelled)
+            labelled = labelled and observation.startswith("OBSERVATION (")  # not when cut to the stub
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
@@ -603,7 +604,7 @@ class _Protocol:
         if isinstance(parsed, ParseError):
             return prompting.render("corrections/format_error", problem=parsed.message)
         if called.truncated:
-            name = "corrections/reply_cut" if isinstance(parsed, Action) else "corrections/answer_cut"
+            name = "corrections/reply_cut" if isinstance(parsed, Action | Actions) else "corrections/answer_cut"
             return prompting.render(name, tokens=allowance)
         return prompting.render("corrections/input_open")
 

@@ -30,7 +30,7 @@ SingleParser = Callable[..., Parsed]
 
 # A JSON array of objects at a line start ("[{", "[ {", "[\n  {"), after any fence line.
 _ARRAY = re.compile(r"(?m)^[ \t]*+\[[ \t\n]*+\{")
-_THOUGHT_LABEL = re.compile(r"(?i)[ \t*#>]*+thought[ \t*]*+:[ \t]*+")
+_THOUGHT_LABEL = re.compile(r"(?i)\A[ \t*#>]{0,12}+thought[ \t*]{0,6}+:[ \t]*+")
 _DECODER = json.JSONDecoder(strict=False)
 
 

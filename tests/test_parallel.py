@@ -24,6 +24,7 @@ from react_text import (
     Limits,
     ParseError,
     Prompting,
+    Reply,
     ScriptedModel,
     cut,
     parse,
@@ -418,3 +419,52 @@ def test_a_final_in_a_reply_with_actions_is_not_taken(drive: Drive) -> None:
     assert result.tool_calls == 2
     assert isinstance(result.steps[0].parsed, Actions)
     assert isinstance(result.steps[1].parsed, Final)
+
+
+def test_a_reply_cut_inside_its_last_action_runs_none_of_them(drive: Drive) -> None:
+    calls: list[str] = []
+
+    def weather(city: str) -> str:
+        """The weather."""
+        calls.append(city)
+        return "sunny"
+
+    cut_reply = Reply("ACTION: weather[Athens]\nACTION: weather[Ro", finish_reason="length")
+    model = ScriptedModel([cut_reply, "FINAL: ok"])
+    result = drive(make_agent(model, [weather], parallel=True), TASK)
+    assert calls == []
+    assert (result.steps[0].observation or "").startswith("Your reply was cut off at its limit")
+
+
+def test_a_token_budget_holds_with_parallel_actions(drive: Drive) -> None:
+    def big(x: str) -> str:
+        """Long output."""
+        return f"{x}: " + "word " * 400
+
+    model = ScriptedModel(["ACTION: big[a]\nACTION: big[b]\nACTION: big[c]", "FINAL: ok"])
+    result = drive(make_agent(model, [big], parallel=True, tokens=2500, steps=10), TASK)
+    # the three observations (about 1200 tokens) leave no room for a normal call and the forced one
+    assert result.usage.total_tokens <= 2500
+    assert len(result.steps) == 2
+    assert result.stop_reason == "max_tokens"
+    assert result.answer == "ok"
+    assert result.forced
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "ACTION: weather[x]\n" * 6000,
+        "Action 1: weather" + " " * 100_000,
+        "Thought:" + " " * 100_000 + "\n[{" * 10,
+        "[" + "\n" * 100_000 + "{",
+        "[" + '{"action": "weather", "action_input": "x"}, ' * 2000 + "]",
+    ],
+    ids=["many-actions", "spaces-after-a-numbered-label", "spaces-then-array", "newlines-in-array", "long-array"],
+)
+def test_a_pumped_reply_is_read_in_linear_time(reply: str) -> None:
+    started = time.perf_counter()
+    read = parse_several(reply, tools=TOOLS, most=4)
+    assert time.perf_counter() - started < 2.0
+    if isinstance(read, Actions):
+        assert len(read.actions) <= 5
