@@ -359,12 +359,26 @@ def test_repeats_apply_per_call(drive: Drive) -> None:
             "FINAL: ok",
         ]
     )
-    result = drive(make_agent(model, [weather], parallel=True), TASK)
-    assert calls == ["Athens", "Rome"]  # each once
+    result = drive(make_agent(model, [tool(weather, pure=True)], parallel=True), TASK)
+    assert calls == ["Athens", "Rome"]  # each once: a pure tool is not run again
     repeated, rome, twice = result.steps[1].observations
     assert "already called weather[Athens] in step 1" in repeated
     assert rome == "sunny in Rome"
     assert "already called weather[Rome] in step 2" in twice and "sunny in Rome" in twice
+
+
+def test_a_tool_with_side_effects_runs_each_time_it_is_written(drive: Drive) -> None:
+    calls: list[str] = []
+
+    def send(to: str) -> str:
+        """Send a message."""
+        calls.append(to)
+        return "sent"
+
+    model = ScriptedModel(["ACTION: send[ann]\nACTION: send[ann]", "FINAL: ok"])
+    result = drive(make_agent(model, [send], parallel=True), TASK)
+    assert calls == ["ann", "ann"]
+    assert result.steps[0].observations == ("sent", "sent")
 
 
 def test_a_completion_model_gets_the_labelled_observations(drive: Drive) -> None:
