@@ -10,9 +10,11 @@ from .guard import STOP_SEQUENCES, cut
 from .limits import Limits, Prompting
 from .loop import Agent, AsyncRun, Run
 from .parser import parse, render_action
+from .several import parse_several
 from .tools import Tool, tool
 from .types import (
     Action,
+    Actions,
     Final,
     Message,
     Model,
@@ -27,6 +29,7 @@ from .types import (
 __all__ = [
     "STOP_SEQUENCES",
     "Action",
+    "Actions",
     "Agent",
     "AsyncRun",
     "ConfigError",
@@ -54,6 +57,7 @@ __all__ = [
     "Usage",
     "cut",
     "parse",
+    "parse_several",
     "protocol_grammar",
     "render_action",
     "tool",

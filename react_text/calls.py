@@ -2,6 +2,7 @@
 
     outcome = call(tool, arguments, seconds)             # a sync run
     outcome = await acall(tool, arguments, seconds)      # an async run
+    outcomes = call_all(calls) / await acall_all(calls)  # several calls at once: (Outcome, seconds) each
 
 A plain function in a sync run, on the main thread, runs inline under a SIGALRM timer: the time
 limit costs two system calls, and a tool that overruns is interrupted where it stands (its
@@ -12,6 +13,13 @@ until it returns or the process exits. In an async run a plain function always r
 thread, so a hung tool never blocks the other episodes on the event loop. An `async def` tool is
 awaited under `asyncio.timeout` in an async run, and run to completion on an event loop of its own
 in a sync run.
+
+Several calls at once (the independent actions of one reply): in an async run each is `acall`ed,
+all gathered, so async tools run concurrently and plain functions each on a worker thread; in a
+sync run each call is made on a thread of its own, so a plain function runs on a worker thread
+(abandoned, not interrupted, when it overruns) and an async one on a loop of its own. Each call
+keeps its own time limit; the outcomes come back in the order of the calls, whatever order they
+finish in.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ import inspect
 import queue
 import signal
 import threading
+import time
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,6 +61,41 @@ def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -
     if _alarm_usable():
         return _settle(tool, seconds, lambda: _under_alarm(job, seconds))
     return _settle(tool, seconds, lambda: _pool.run(job, seconds))
+
+
+Call = tuple[Tool, inspect.BoundArguments, float | None]  # a tool, its arguments, its time limit
+
+
+def call_all(calls: Sequence[Call]) -> tuple[tuple[Outcome, float], ...]:
+    """Make the calls at once in a sync run: each outcome and its wall time, in order. Never raises."""
+    results: list[tuple[Outcome, float] | None] = [None] * len(calls)
+
+    def make(index: int, tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> None:
+        started = time.perf_counter()
+        results[index] = (call(tool, arguments, seconds), time.perf_counter() - started)
+
+    threads = [
+        threading.Thread(target=make, args=(i, *c), name="react-text-call", daemon=True) for i, c in enumerate(calls)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return tuple(
+        r if r is not None else (_failed(c[0], RuntimeError("the call ended without a result")), 0.0)
+        for r, c in zip(results, calls, strict=True)
+    )
+
+
+async def acall_all(calls: Sequence[Call]) -> tuple[tuple[Outcome, float], ...]:
+    """Make the calls at once in an async run: each outcome and its wall time, in order. Never raises."""
+
+    async def make(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> tuple[Outcome, float]:
+        started = time.perf_counter()
+        outcome = await acall(tool, arguments, seconds)
+        return outcome, time.perf_counter() - started
+
+    return tuple(await asyncio.gather(*(make(*c) for c in calls)))
 
 
 async def acall(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:

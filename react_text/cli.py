@@ -32,7 +32,7 @@ from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits, Prompting
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
-from .types import Action, Final, ParseError, RunResult, Step, Usage
+from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
 
 EXAMPLES_RUN = """examples:
   react-text run "What is 17 * 23 + 5?"
@@ -308,6 +308,16 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
         default=None,
         help="under the grammar, the first reply must be an ACTION (default: as the model recommends)",
     )
+    command.add_argument(
+        "--parallel",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the model may write several independent ACTION lines in one reply; they run at once "
+        f"(at most --max-actions, default {defaults.actions})",
+    )
+    command.add_argument(
+        "--max-actions", type=_positive, help="with --parallel: the most actions of one reply that run"
+    )
     command.add_argument("--parser", choices=sorted(parsing.PARSERS), help="how replies are read (default tolerant)")
 
 
@@ -370,14 +380,19 @@ def _choices(args: argparse.Namespace) -> Choices:
     """What the flags choose (what they leave unset comes from a trace, else the model)."""
     limits = {
         name: value
-        for name, value in (("steps", args.max_steps), ("tokens", args.max_tokens), ("reply_tokens", args.reply_tokens))
+        for name, value in (
+            ("steps", args.max_steps),
+            ("tokens", args.max_tokens),
+            ("reply_tokens", args.reply_tokens),
+            ("actions", getattr(args, "max_actions", None)),
+        )
         if value is not None
     }
     prompt: dict[str, Any] = {}
     if args.zero_shot:
         prompt["example"] = None
-    for name in ("grammar", "act_first", "instructions_in"):
-        if getattr(args, name) is not None:
+    for name in ("grammar", "act_first", "instructions_in", "parallel"):
+        if getattr(args, name, None) is not None:
             prompt[name] = getattr(args, name)
     return Choices(
         limits=limits,
@@ -630,13 +645,18 @@ def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: Paint) -
         out.write(f"{paint.label('THOUGHT:', 'thought')} {parsed.thought}\n")
     if isinstance(parsed, Action):
         out.write(f"{paint.label('ACTION:', 'action')} {parsed.tool}[{parsed.input}]\n")
+    elif isinstance(parsed, Actions):
+        for action in parsed.actions:
+            out.write(f"{paint.label('ACTION:', 'action')} {action.tool}[{action.input}]\n")
     elif isinstance(parsed, Final):
         out.write(f"{paint.label('FINAL:', 'final')} {parsed.answer}\n")
     else:
         out.write(f"{paint.label(f'UNREADABLE ({parsed.reason}):', 'error')} {step.reply.strip()[:200]!r}\n")
     if step.cut.strip():
         out.write(paint.dim(f"(cut a made-up observation: {step.cut.strip()[:80]!r})") + "\n")
-    if step.observation is not None:
+    if isinstance(parsed, Actions) and step.observation is not None:
+        out.write(paint.label(step.observation, "observation") + "\n")
+    elif step.observation is not None:
         out.write(f"{paint.label('OBSERVATION:', 'observation')} {step.observation}\n")
     out.flush()
 

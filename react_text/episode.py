@@ -11,6 +11,7 @@ The episode says what to do next and is told what came of it:
     Send(request)                   ->  Replied(reply, seconds) | Failed(error, seconds)
     Approve(tool, action)           ->  Decided(approval)
     Invoke(tool, arguments, limit)  ->  Ran(outcome, seconds)
+    InvokeAll(invokes)              ->  RanAll(ran, seconds)    several calls of one reply, at once
     Emit(step)                      ->  None
     Done(result)                        the end
 
@@ -33,7 +34,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from . import binding, guard, prompting, runon
+from . import binding, guard, prompting, runon, several
 from .budget import Meter
 from .calls import Outcome
 from .errors import ContextLengthError, ModelError, scrub
@@ -42,7 +43,20 @@ from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
 from .planning import Plan, limit_words
 from .tools import Tool, truncate
-from .types import Action, Final, Message, Parsed, ParseError, Reply, Request, RunResult, Step, StopReason, Usage
+from .types import (
+    Action,
+    Actions,
+    Final,
+    Message,
+    ParseError,
+    Reading,
+    Reply,
+    Request,
+    RunResult,
+    Step,
+    StopReason,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -74,6 +88,13 @@ class Invoke:
 
 
 @dataclass(frozen=True, slots=True)
+class InvokeAll:
+    """Run these calls at once (the independent actions of one reply); answer with one Ran each, in order."""
+
+    invokes: tuple[Invoke, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Emit:
     step: Step
 
@@ -83,7 +104,7 @@ class Done:
     result: RunResult
 
 
-Command = Send | Approve | Invoke | Emit | Done
+Command = Send | Approve | Invoke | InvokeAll | Emit | Done
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +130,13 @@ class Ran:
     seconds: float
 
 
-Event = Replied | Failed | Decided | Ran | None
+@dataclass(frozen=True, slots=True)
+class RanAll:
+    ran: tuple[Ran, ...]  # one per call, in the order asked
+    seconds: float  # the wall time of them all
+
+
+Event = Replied | Failed | Decided | Ran | RanAll | None
 _Play = Generator[Command, Event, RunResult]
 
 
@@ -149,7 +176,7 @@ class Episode:
 @dataclass(frozen=True, slots=True)
 class _Called:
     step: Step
-    parsed: Parsed
+    parsed: Reading
     truncated: bool  # the reply hit its allowance
 
 
@@ -177,9 +204,11 @@ class _Protocol:
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
         use_grammar = agent.model.accepts_grammar if agent.prompting.grammar is None else agent.prompting.grammar
-        self.grammar = protocol_grammar(self.names, after_cue=not self.chat) if use_grammar else None
+        self.parallel = agent.prompting.parallel
+        actions = self.limits.actions if self.parallel else 1
+        self.grammar = protocol_grammar(self.names, after_cue=not self.chat, actions=actions) if use_grammar else None
         self.first_grammar = (
-            protocol_grammar(self.names, after_cue=not self.chat, final=False)
+            protocol_grammar(self.names, after_cue=not self.chat, final=False, actions=actions)
             if use_grammar and agent.prompting.act_first
             else self.grammar
         )
@@ -218,7 +247,15 @@ class _Protocol:
             if isinstance(parsed, Final) and not (called.truncated and not parsed.discarded.strip()):
                 return (yield from self._finish_step(step, "final", parsed.answer))
             tool_seconds = 0.0
-            if isinstance(parsed, Action) and (parsed.closed or not self._cut_off(called)):
+            labelled = False
+            if isinstance(parsed, Actions) and (parsed.closed or not self._cut_off(called)):
+                self.format_errors = self.cut_answers = 0
+                several_acted = yield from self._act_all(parsed, number)
+                if several_acted is None:
+                    return (yield from self._finish_step(step, "declined", error="the approver stopped the run"))
+                observation, tool_seconds, each = several_acted
+                step, labelled = replace(step, observations=each), True
+            elif isinstance(parsed, Action) and (parsed.closed or not self._cut_off(called)):
                 self.format_errors = self.cut_answers = 0
                 acted = yield from self._act(parsed, number)
                 if acted is None:
@@ -237,11 +274,12 @@ class _Protocol:
                         f"{self.cut_answers} gave a FINAL answer that the reply allowance of {allowance} tokens cut"
                     )
                 return (yield from self._finish_step(step, "format_errors", error=error))
-            observation, limit = self.plan.next(number, observation)
+            observation, limit = self.plan.next(number, observation, labelled=labelled)
+            labelled = labelled and observation.startswith("OBSERVATION (")  # not when cut to the stub
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
-            self.meter.appended(self.history.add_observation(observation, number))
+            self.meter.appended(self.history.add_observation(observation, number, labelled=labelled))
         return (yield from self._forced(limit, number + 1))
 
     def _words(self, limit: StopReason | _Window) -> str:
@@ -309,7 +347,11 @@ class _Protocol:
     def _request(self, allowance: int, forced: bool, prompt: tuple[Message, ...] | str | None = None) -> Request:
         # The forced final call admits only FINAL; under act_first, the first calls only an ACTION.
         grammar = self.final_grammar if forced else self.first_grammar if self.tool_calls == 0 else self.grammar
-        stop = guard.STOP_SEQUENCES if self.send_stop else ()
+        stop = (
+            (guard.STOP_SEQUENCES + guard.PARALLEL_STOP if self.parallel else guard.STOP_SEQUENCES)
+            if self.send_stop
+            else ()
+        )
         return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)
 
     def _call(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Called | RunResult]:
@@ -355,7 +397,11 @@ class _Protocol:
         # A completion reply continues the THOUGHT: cue; one that starts with a label at once
         # ("FINAL: 89") is read as if a space came first.
         read = cut.kept if self.chat else THOUGHT_CUE + ("" if cut.kept[:1].isspace() else " ") + cut.kept
-        parsed = self.agent.parser(read, tools=self.names)
+        parsed: Reading = (
+            several.parse_several(read, tools=self.names, most=self.limits.actions, parser=self.agent.parser)
+            if self.parallel
+            else self.agent.parser(read, tools=self.names)
+        )
         acted = _acted(read, parsed)
         if not self.chat:
             acted = acted.removeprefix(THOUGHT_CUE)
@@ -426,19 +472,27 @@ class _Protocol:
 
     def _act(self, action: Action, number: int) -> Generator[Command, Event, tuple[str, float] | None]:
         """Run the action, or say why not: the observation and the tool's time; None to stop the run."""
+        prepared = yield from self._prepare(action)
+        if not isinstance(prepared, Invoke):
+            return None if prepared is None else (prepared, 0.0)
+        ran = yield prepared
+        assert isinstance(ran, Ran)
+        return self._settle(prepared, action, ran, number), ran.seconds
+
+    def _prepare(self, action: Action) -> Generator[Command, Event, Invoke | str | None]:
+        """The call to make for `action`, or the observation that says why none is made; None to stop."""
         chosen = self._tool(action.tool)
         if chosen is None:
-            return self._unknown(action.tool), 0.0
+            return self._unknown(action.tool)
         key = (chosen.name, action.input)
         if chosen.pure and key in self.done:  # a tool with side effects runs again: that may be the point
             step, result = self.done[key]
-            text = prompting.render(
+            return prompting.render(
                 "corrections/repeated_action", tool=chosen.name, input=action.input, step=step, result=result
             )
-            return text, 0.0
         arguments = binding.bind(chosen, action.input)
         if isinstance(arguments, binding.Refusal):
-            return arguments.message, 0.0
+            return arguments.message
         if chosen.risky:
             decision: Approval = False
             if self.agent.approve is not None:
@@ -448,15 +502,73 @@ class _Protocol:
             if decision == "stop":
                 return None
             if not decision:
-                return prompting.render("corrections/declined", tool=chosen.name, input=action.input), 0.0
+                return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
         limit = chosen.timeout if chosen.timeout is not None else self.limits.tool_seconds
-        ran = yield Invoke(chosen, arguments, limit)
-        assert isinstance(ran, Ran)
+        return Invoke(chosen, arguments, limit)
+
+    def _settle(self, invoke: Invoke, action: Action, ran: Ran, number: int) -> str:
+        """What a call came to, as fed back; a success is remembered, to catch a repeat."""
         self.tool_calls += 1
         text = truncate(ran.outcome.text, self.limits.observation_tokens, self.count)
-        if ran.outcome.kind == "ok" and chosen.pure:
-            self.done[key] = (number, text)
-        return text, ran.seconds
+        if ran.outcome.kind == "ok" and invoke.tool.pure:
+            self.done[(invoke.tool.name, action.input)] = (number, text)
+        return text
+
+    def _act_all(
+        self, parsed: Actions, number: int
+    ) -> Generator[Command, Event, tuple[str, float, tuple[str, ...]] | None]:
+        """Run the actions of one reply at once, each prepared as `_act` prepares one (unknown tools,
+        repeats, refusals and approvals per call): the labelled observations, the wall time of the
+        calls, and each call's observation; None to stop the run."""
+        most = self.limits.actions
+        actions = parsed.actions[:most]
+        texts: list[str | None] = []
+        invokes: list[Invoke] = []
+        slot: dict[int, int] = {}  # action index -> its call in `invokes`
+        twin: dict[int, int] = {}  # action index -> the earlier action of this reply it repeats
+        seen: dict[tuple[str, str], int] = {}
+        for index, action in enumerate(actions):
+            chosen = self._tool(action.tool)
+            key = (chosen.name, action.input) if chosen is not None else None
+            if chosen is not None and chosen.pure and key in seen and key not in self.done:
+                twin[index] = seen[key]
+                texts.append(None)
+                continue
+            prepared = yield from self._prepare(action)
+            if prepared is None:
+                return None
+            if isinstance(prepared, Invoke):
+                slot[index] = len(invokes)
+                invokes.append(prepared)
+                if key is not None:
+                    seen[key] = index
+                texts.append(None)
+            else:
+                texts.append(prepared)
+        seconds = 0.0
+        if invokes:
+            ran = yield InvokeAll(tuple(invokes))
+            assert isinstance(ran, RanAll)
+            assert len(ran.ran) == len(invokes)
+            seconds = ran.seconds
+            for index, at in slot.items():
+                texts[index] = self._settle(invokes[at], actions[index], ran.ran[at], number)
+        for index, earlier in twin.items():
+            action = actions[index]
+            texts[index] = prompting.render(
+                "corrections/repeated_action",
+                tool=invokes[slot[earlier]].tool.name if earlier in slot else action.tool,
+                input=action.input,
+                step=number,
+                result=texts[earlier],
+            )
+        each = tuple(t or "" for t in texts)
+        observation = prompting.observations_message((_call_words(a), t) for a, t in zip(actions, each, strict=True))
+        if len(parsed.actions) > most:
+            skipped = parsed.actions[most]
+            note = prompting.render("corrections/too_many_actions", most=most, skipped=_call_words(skipped))
+            observation = f"{observation}\n{note}"
+        return observation, seconds, each
 
     def _tool(self, name: str) -> Tool | None:
         return self.by_name.get(name) or self.by_name.get(name.casefold())
@@ -492,20 +604,29 @@ class _Protocol:
         if isinstance(parsed, ParseError):
             return prompting.render("corrections/format_error", problem=parsed.message)
         if called.truncated:
-            name = "corrections/reply_cut" if isinstance(parsed, Action) else "corrections/answer_cut"
+            name = "corrections/reply_cut" if isinstance(parsed, Action | Actions) else "corrections/answer_cut"
             return prompting.render(name, tokens=allowance)
         return prompting.render("corrections/input_open")
 
 
-def _acted(text: str, parsed: Parsed) -> str:
-    """The reply up to the end of its first directive: what is recorded as the model's turn."""
-    if isinstance(parsed, Action | Final) and parsed.discarded and text.endswith(parsed.discarded):
+def _acted(text: str, parsed: Reading) -> str:
+    """The reply up to the end of its first directive (its last action, for Actions): what is
+    recorded as the model's turn."""
+    if isinstance(parsed, Action | Actions | Final) and parsed.discarded and text.endswith(parsed.discarded):
         return text[: len(text) - len(parsed.discarded)]
     return text
 
 
-def _directive(parsed: Parsed) -> str:
-    """A one-line summary of an action, what is left of its reply when the reply is elided."""
+def _directive(parsed: Reading) -> str:
+    """A one-line summary of an action (a line each for Actions), what is left of its reply when
+    the reply is elided."""
     if isinstance(parsed, Action):
-        return f"ACTION: {parsed.tool}[{' '.join(parsed.input.split())}]"
+        return f"ACTION: {_call_words(parsed)}"
+    if isinstance(parsed, Actions):
+        return "\n".join(f"ACTION: {_call_words(a)}" for a in parsed.actions)
     return ""
+
+
+def _call_words(action: Action) -> str:
+    """The call as one line: `weather[Athens]`."""
+    return f"{action.tool}[{' '.join(action.input.split())}]"

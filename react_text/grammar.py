@@ -18,11 +18,12 @@ MAX_ANSWER = 200
 
 
 def protocol_grammar(
-    tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True, action: bool = True
+    tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True, action: bool = True, actions: int = 1
 ) -> str:
     """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
     `final=False` admits only an action (a run that must use a tool before it answers);
-    `action=False` only a final answer (the forced final call at a limit)."""
+    `action=False` only a final answer (the forced final call at a limit). `actions`: the most
+    ACTION lines a reply may hold (more than 1 with parallel actions)."""
     if not (final or action):
         raise ValueError("a reply must admit an action or a final answer")
     start = '" " thought' if after_cue else '"THOUGHT: " thought'
@@ -35,7 +36,7 @@ def protocol_grammar(
     ]
     if tool_names:
         names = " | ".join(json.dumps(name) for name in tool_names)
-        choices.insert(0, "action")
+        choices.insert(0, "action" if actions == 1 else f'action ("\\n" action){{0,{actions - 1}}}')
         rules += [
             'action ::= "ACTION: " tool "[" input "]"',
             f"tool ::= {names}",

@@ -56,6 +56,8 @@ from typing import Protocol
 import regex
 
 STOP_SEQUENCES: tuple[str, ...] = ("\nOBSERVATION:", "\nObservation:", "\n**Observation:**")
+# With parallel actions the observations are labelled with their calls: "OBSERVATION (weather[Athens]):".
+PARALLEL_STOP: tuple[str, ...] = ("\nOBSERVATION (",)
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -72,7 +74,9 @@ _OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would
 # Searched in the text with full-width colons made ASCII (`_colons`): with a literal colon in the
 # pattern, the regex module looks for colons first.
 _OUTPUT = "(?:[Tt][Oo][Oo][Ll]|[Ff][Uu][Nn][Cc][Tt][Ii][Oo][Nn])[ \t_]{1,3}[Oo][Uu][Tt][Pp][Uu][Tt]"
-_LINE_LABEL = rf"(?m:^{_DECOR}(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:)"
+# "OBSERVATION (weather[Athens]):" names the call it answers (parallel actions).
+_CALL = r"(?:[ \t]*+\([^\n]{0,300}?\))?"
+_LINE_LABEL = rf"(?m:^{_DECOR}(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?{_CALL}[ \t*_]{{0,6}}:)"
 _BRACKET_LABEL = rf"(?m:^{_DECOR}\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
 # Three patterns, not one alternation: the regex module scans each far faster alone. Each is

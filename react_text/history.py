@@ -81,9 +81,10 @@ class History:
         self.tokens += cost
         return cost
 
-    def add_observation(self, observation: str, step: int) -> int:
-        """Record what is fed back after a step; returns its local cost."""
-        cost = self._add("observation", "user", self.observation_piece(observation), step)
+    def add_observation(self, observation: str, step: int, *, labelled: bool = False) -> int:
+        """Record what is fed back after a step; returns its local cost. `labelled`: the text holds
+        its own OBSERVATION labels (the calls of one reply, `prompting.observations_message`)."""
+        cost = self._add("observation", "user", self.observation_piece(observation, labelled=labelled), step)
         self.tokens += cost
         return cost
 
@@ -107,13 +108,13 @@ class History:
         """What `add_note(note)` would cost (at most)."""
         return self._cost(f"{NOTE_SEPARATOR}{note}")
 
-    def observation_piece(self, observation: str) -> str:
-        text = prompting.observation_message(observation)
+    def observation_piece(self, observation: str, *, labelled: bool = False) -> str:
+        text = observation.strip("\n") if labelled else prompting.observation_message(observation)
         return text if self.chat else f"{text}\n"
 
-    def cost(self, observation: str) -> int:
+    def cost(self, observation: str, *, labelled: bool = False) -> int:
         """What recording this observation would cost, without recording it."""
-        return self._cost(self.observation_piece(observation))
+        return self._cost(self.observation_piece(observation, labelled=labelled))
 
     # --- reading ----------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ Reasoning = Literal["drop", "keep"]
 MIN_REPLY_TOKENS = 16  # a reply allowance smaller than this is not worth a request
 MIN_OBSERVATION_TOKENS = 32  # room for a cut note and some of the head and tail
 MIN_CONTEXT_TOKENS = 256
+MAX_ACTIONS = 32  # actions of one reply read at most (each is one more reading of the reply's rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,7 @@ class Limits:
     format_errors: int = 3  # unreadable replies in a row that end the run
     tool_seconds: float | None = 60.0  # time limit of a tool that sets none of its own; None: wait
     force_final: bool = True  # at a limit, one last call asks for the final answer (its room is reserved)
+    actions: int = 4  # with Prompting(parallel=True): the most actions of one reply that run (at once)
 
     def __post_init__(self) -> None:
         _at_least("steps", self.steps, 1)
@@ -45,6 +47,9 @@ class Limits:
         if self.context_tokens is not None:
             _at_least("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS)
         _at_least("format_errors", self.format_errors, 1)
+        _at_least("actions", self.actions, 1)
+        if self.actions > MAX_ACTIONS:
+            raise ValueError(f"Limits.actions must be at most {MAX_ACTIONS}, not {self.actions}")
         if self.tool_seconds is not None and not (
             isinstance(self.tool_seconds, int | float)
             and not isinstance(self.tool_seconds, bool)
@@ -72,13 +77,14 @@ class Prompting:
     grammar: bool | None = None  # constrain decoding to the protocol; None: when the model accepts one
     act_first: bool = False  # under a grammar, the first reply must be an ACTION (small models answer unaided)
     reasoning: Reasoning = "drop"  # send a reasoning model's thinking back in later turns ("keep") or not
+    parallel: bool = False  # the model may write several independent ACTION lines in one reply; they run at once
 
     def __post_init__(self) -> None:
         if self.instructions_in not in ("system", "user"):
             raise ValueError(f"Prompting.instructions_in must be 'system' or 'user', not {self.instructions_in!r}")
         if self.reasoning not in ("drop", "keep"):
             raise ValueError(f"Prompting.reasoning must be 'drop' or 'keep', not {self.reasoning!r}")
-        for name in ("act_first",):
+        for name in ("act_first", "parallel"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"Prompting.{name} must be True or False, not {getattr(self, name)!r}")
         if self.grammar is not None and not isinstance(self.grammar, bool):

@@ -24,7 +24,22 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from . import budget, calls, prompting, telemetry
-from .episode import Approval, Approve, Command, Decided, Done, Emit, Episode, Event, Failed, Ran, Replied, Send
+from .episode import (
+    Approval,
+    Approve,
+    Command,
+    Decided,
+    Done,
+    Emit,
+    Episode,
+    Event,
+    Failed,
+    InvokeAll,
+    Ran,
+    RanAll,
+    Replied,
+    Send,
+)
 from .errors import ModelError
 from .limits import Limits, Prompting
 from .parser import parse
@@ -37,7 +52,7 @@ Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
 class Parser(Protocol):
     """How replies are read: `parse` (the default) or another of `parser.PARSERS`."""
 
-    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...
+    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...  # one directive per reading
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -104,9 +119,12 @@ class Agent:
     def instructions(self) -> str:
         """The instruction block this agent sends: protocol, tool list, worked example."""
         example = self.prompting.example
+        parallel = self.prompting.parallel
         if example == "auto":
-            example = prompting.example_for([t.name for t in self.tools])
-        return prompting.instructions(listing(self.tools), example=example)
+            example = prompting.example_for([t.name for t in self.tools], parallel=parallel)
+        return prompting.instructions(
+            listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
+        )
 
     def run(self, task: str) -> RunResult:
         run = self.iter_steps(task)
@@ -313,6 +331,9 @@ def _perform(agent: Agent, command: Command) -> Event:
                 decision.close()
             raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
         return Decided(decision)
+    if isinstance(command, InvokeAll):
+        made = calls.call_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
+        return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
     assert not isinstance(command, Emit | Done)
     return Ran(calls.call(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
@@ -337,6 +358,9 @@ async def _aperform(agent: Agent, command: Command) -> Event:
         if inspect.isawaitable(decision):
             decision = await _aguarded("approver", decision)
         return Decided(decision)
+    if isinstance(command, InvokeAll):
+        made = await calls.acall_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
+        return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
     assert not isinstance(command, Emit | Done)
     return Ran(await calls.acall(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 

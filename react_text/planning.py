@@ -145,18 +145,20 @@ class Plan:
             f"{self.window} tokens with a reply, even with the older steps elided"
         )
 
-    def next(self, number: int, observation: str) -> tuple[str, StopReason | None]:
+    def next(self, number: int, observation: str, *, labelled: bool = False) -> tuple[str, StopReason | None]:
         """The observation as it will be fed back, and the limit that makes the next call the
-        forced final one (None when a normal call follows)."""
+        forced final one (None when a normal call follows). `labelled`: it holds its own labels."""
         billed = self.meter.billed.total_tokens
         if number < self.limits.steps:
-            prompt = self.estimate(self.history.cost(observation))
+            prompt = self.estimate(self.history.cost(observation, labelled=labelled))
             allowance = self.allowance(prompt, forced=False, window=False)
             if allowance >= MIN_REPLY_TOKENS:
-                left = self._left(number, billed, prompt, allowance, self.history.cost(observation))
+                left = self._left(number, billed, prompt, allowance, self.history.cost(observation, labelled=labelled))
                 if left:
                     warned = prompting.render("corrections/budget_low", observation=observation, left=left)
-                    fits = self.allowance(self.estimate(self.history.cost(warned)), forced=False, window=False)
+                    fits = self.allowance(
+                        self.estimate(self.history.cost(warned, labelled=labelled)), forced=False, window=False
+                    )
                     if fits >= MIN_REPLY_TOKENS:
                         return warned, None
                 return observation, None
@@ -164,7 +166,7 @@ class Plan:
         else:
             limit = "max_steps"
         if self.limits.force_final and self.limits.tokens is not None:
-            observation = self._shrink_for_forced(observation, limit)
+            observation = self._shrink_for_forced(observation, limit, labelled=labelled)
         return observation, limit
 
     def _left(self, number: int, billed: int, prompt: int, allowance: int, observation: int) -> str:
@@ -179,14 +181,14 @@ class Plan:
             return f"about {self.limits.tokens - billed - prompt} tokens"
         return ""
 
-    def _shrink_for_forced(self, observation: str, limit: StopReason) -> str:
+    def _shrink_for_forced(self, observation: str, limit: StopReason, *, labelled: bool = False) -> str:
         """Cut the observation so that the forced final call after it fits the budget."""
         note = self.history.note_cost(
             prompting.render("corrections/force_final", limit=limit_words(self.limits, limit))
         )
 
         def fits(text: str) -> bool:
-            prompt = self.estimate(self.history.cost(text) + note)
+            prompt = self.estimate(self.history.cost(text, labelled=labelled) + note)
             return self.allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
 
         if fits(observation):

@@ -44,13 +44,15 @@ def template_names() -> list[str]:
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.txt"))
 
 
-def instructions(tool_listing: str, *, example: str | None = "examples/generic") -> str:
+def instructions(tool_listing: str, *, example: str | None = "examples/generic", parallel: int | None = None) -> str:
     """The instruction block: the protocol, the tools, and a worked example (a template name or
-    the example's own text, told apart by `example_name`; None for zero-shot)."""
+    the example's own text, told apart by `example_name`; None for zero-shot). `parallel`: the most
+    actions a reply may hold, when several independent ones may be written at once (None: one)."""
     if example is not None:
         name = example_name(example)
         example = render(f"examples/{name}") if name is not None else example
-    return render("instructions", tools=tool_listing, example=example or "").rstrip()
+    rules = render("rules/one") if parallel is None else render("rules/parallel", most=parallel)
+    return render("instructions", tools=tool_listing, example=example or "", rules=rules).rstrip()
 
 
 def example_names() -> list[str]:
@@ -77,9 +79,12 @@ def example_name(example: str) -> str | None:
     return name
 
 
-def example_for(tool_names: Iterable[str]) -> str:
+def example_for(tool_names: Iterable[str], *, parallel: bool = False) -> str:
     """The worked example that fits the tools in play: the files example when the file tools are
-    there, the calculator's when only built-in arithmetic and docs are, else the generic one."""
+    there, the calculator's when only built-in arithmetic and docs are, else the generic one; with
+    parallel actions, the one that shows two independent calls in one reply."""
+    if parallel:
+        return "examples/parallel"
     names = set(tool_names)
     if names & {"search", "read"}:
         return "examples/files"
@@ -112,6 +117,15 @@ def observation_message(observation: str) -> str:
     continued assistant turn).
     """
     return f"{OBSERVATION_LABEL} {observation.strip(chr(10)).replace(chr(10), chr(10) + '  ')}"
+
+
+def observations_message(calls: Iterable[tuple[str, str]]) -> str:
+    """The observations of several calls made in one reply, one per call in the order written, each
+    labelled with the call it answers: `OBSERVATION (weather[Athens]): 24 C`. As in
+    `observation_message`, every line of a result after its first is indented."""
+    return "\n".join(
+        f"OBSERVATION ({call}): {text.strip(chr(10)).replace(chr(10), chr(10) + '  ')}" for call, text in calls
+    )
 
 
 def known_variables(names: Iterable[str]) -> Mapping[str, set[str]]:

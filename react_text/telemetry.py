@@ -11,6 +11,8 @@ before they moved to their own repository.
     ├── chat MODEL                 CLIENT    a model call (text_completion MODEL for a completion
     │                                        model; INTERNAL for a model in this process)
     └── execute_tool TOOL          INTERNAL  a tool call; ERROR when the tool raised or timed out
+                                             (the calls of one reply made at once: one span each,
+                                             siblings, each ended when its own call ended)
 
     spans = telemetry.start(agent, task)      # the run's span
     with spans.around(command) as span:       # a model call or a tool call, as a child span
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import scrub
 
 if TYPE_CHECKING:
-    from .episode import Command, Event
+    from .episode import Command, Event, Invoke
     from .loop import Agent
     from .types import Model, Request, RunResult, Usage
 
@@ -157,26 +160,26 @@ class _Spans(RunSpans):
 
     @contextmanager
     def around(self, command: Command) -> Iterator[_Call]:
-        from .episode import Invoke, Send
+        from .episode import Invoke, InvokeAll, Send
 
+        if isinstance(command, InvokeAll):  # several calls at once: none of their spans is made current
+            started = time.time_ns()
+            spans = [self._tool_span(invoke) for invoke in command.invokes]
+            calls = _ToolCalls(spans, self, started)
+            try:
+                yield calls
+            except BaseException as exc:
+                for span in spans:
+                    self.error(span, type(exc).__name__, str(exc))
+                raise
+            finally:
+                calls.end()
+            return
         if isinstance(command, Send):
             span = self._model_span(command.request)
             call: _Call = _ModelCall(span, self)
         elif isinstance(command, Invoke):
-            span = self._tracer.start_span(
-                f"execute_tool {command.tool.name}",
-                context=self._parent,
-                kind=self._api.SpanKind.INTERNAL,
-                attributes={
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": command.tool.name,
-                    "gen_ai.tool.description": command.tool.description,
-                    "gen_ai.tool.type": "function",
-                },
-            )
-            if self._capture:
-                arguments = dict(command.arguments.arguments)
-                span.set_attribute("gen_ai.tool.call.arguments", scrub(json.dumps(arguments, default=str)))
+            span = self._tool_span(command)
             call = _ToolCall(span, self)
         else:  # asking the approver is not a call of its own
             yield _Call()
@@ -189,6 +192,23 @@ class _Spans(RunSpans):
             raise
         finally:
             span.end()
+
+    def _tool_span(self, invoke: Invoke) -> Any:
+        span = self._tracer.start_span(
+            f"execute_tool {invoke.tool.name}",
+            context=self._parent,
+            kind=self._api.SpanKind.INTERNAL,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": invoke.tool.name,
+                "gen_ai.tool.description": invoke.tool.description,
+                "gen_ai.tool.type": "function",
+            },
+        )
+        if self._capture:
+            arguments = dict(invoke.arguments.arguments)
+            span.set_attribute("gen_ai.tool.call.arguments", scrub(json.dumps(arguments, default=str)))
+        return span
 
     def _model_span(self, request: Request) -> Any:
         operation = "chat" if self._model.api == "chat" else "text_completion"
@@ -299,6 +319,32 @@ class _ToolCall(_Call):
             return
         kind = "timeout" if outcome.kind == "timeout" else outcome.error_type or "_OTHER"
         self._run.error(self._span, kind, outcome.text)
+
+
+class _ToolCalls(_Call):
+    """The spans of several calls made at once; each ends when its own call ended."""
+
+    def __init__(self, spans: list[Any], run: _Spans, started: int) -> None:
+        self._calls = [_ToolCall(span, run) for span in spans]
+        self._spans = spans
+        self._started = started
+        self._seconds: list[float] | None = None
+
+    def record(self, event: Event, counted: Usage | None = None) -> None:
+        from .episode import RanAll
+
+        if not isinstance(event, RanAll):
+            return
+        for call, ran in zip(self._calls, event.ran, strict=False):
+            call.record(ran)
+        self._seconds = [ran.seconds for ran in event.ran]
+
+    def end(self) -> None:
+        for index, span in enumerate(self._spans):
+            if self._seconds is not None and index < len(self._seconds):
+                span.end(end_time=self._started + int(self._seconds[index] * 1e9))
+            else:
+                span.end()
 
 
 def _messages(role: str, text: str) -> str:

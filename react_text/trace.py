@@ -26,7 +26,22 @@ from typing import IO, Any
 
 from . import trace_schema
 from .errors import ConfigError, ContextLengthError, ModelError, scrub
-from .types import Action, Api, Final, Message, Model, Parsed, ParseError, Reply, Request, RunResult, Step, Usage
+from .types import (
+    Action,
+    Actions,
+    Api,
+    Final,
+    Message,
+    Model,
+    Parsed,
+    ParseError,
+    Reading,
+    Reply,
+    Request,
+    RunResult,
+    Step,
+    Usage,
+)
 
 
 def _clean(value: Any) -> Any:
@@ -39,12 +54,22 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def parsed_dict(parsed: Parsed) -> dict[str, Any]:
+def parsed_dict(parsed: Reading) -> dict[str, Any]:
+    if isinstance(parsed, Actions):  # each call of a reply with parallel actions
+        actions = [{"kind": "action", **dataclasses.asdict(a)} for a in parsed.actions]
+        return {"kind": "actions", "actions": actions, "thought": parsed.thought, "discarded": parsed.discarded}
     kind = {Action: "action", Final: "final", ParseError: "error"}[type(parsed)]
     return {"kind": kind, **dataclasses.asdict(parsed)}
 
 
-def parsed_from(data: dict[str, Any]) -> Parsed:
+def parsed_from(data: dict[str, Any]) -> Reading:
+    if data["kind"] == "actions":
+        actions = tuple(Action(**{k: v for k, v in a.items() if k != "kind"}) for a in data["actions"])
+        return Actions(actions, data.get("thought", ""), data.get("discarded", ""))
+    return _single(data)
+
+
+def _single(data: dict[str, Any]) -> Parsed:
     fields = {k: v for k, v in data.items() if k != "kind"}
     return {"action": Action, "final": Final, "error": ParseError}[data["kind"]](**fields)  # type: ignore[no-any-return]
 
@@ -63,6 +88,7 @@ def step_dict(step: Step) -> dict[str, Any]:
         "reasoning": step.reasoning,
         "finish_reason": step.finish_reason,
         "elided": list(step.elided),
+        **({"observations": list(step.observations)} if step.observations else {}),
     }
 
 
@@ -78,6 +104,7 @@ def step_from(data: dict[str, Any]) -> Step:
         usage=usage(data["usage"]),
         total_usage=usage(data["total_usage"]),
         seconds=data["seconds"],
+        observations=tuple(data.get("observations", ())),
         cut=data.get("cut", ""),
         forced=data.get("forced", False),
         reasoning=data.get("reasoning", ""),

@@ -62,6 +62,27 @@ Parsed = Action | Final | ParseError
 
 
 @dataclass(frozen=True, slots=True)
+class Actions:
+    """Several actions read from one reply (with `Prompting(parallel=True)`), in the order written.
+
+    They do not depend on each other and run at once. `thought` is the first action's; each action
+    keeps the thought written just before it, and its `discarded` is empty: the reply's text after
+    the last action read is `discarded` here.
+    """
+
+    actions: tuple[Action, ...]
+    thought: str = ""
+    discarded: str = ""
+
+    @property
+    def closed(self) -> bool:
+        return all(a.closed for a in self.actions)
+
+
+Reading = Parsed | Actions  # what one reply is read as when parallel actions are on
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str
@@ -122,7 +143,7 @@ class Step:
 
     number: int  # 1-based
     reply: str  # the reply as received
-    parsed: Parsed  # read from the reply after the stop guard's cut
+    parsed: Reading  # read from the reply after the stop guard's cut (Actions only with parallel on)
     observation: str | None  # what was fed back; None after a final answer
     usage: Usage  # this call's tokens (the server's count when reported)
     total_usage: Usage  # tokens used so far in the run, this call included
@@ -132,6 +153,7 @@ class Step:
     reasoning: str = ""  # a reasoning model's thinking (split out by the server, or its <think> block)
     finish_reason: str | None = None  # as the server said: "stop", "length" (the reply hit its allowance)
     elided: tuple[int, ...] = ()  # steps whose observation or thought was elided from this call's prompt
+    observations: tuple[str, ...] = ()  # after Actions: what each call came to, in the order written
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,9 @@ GOLDEN = Path(__file__).parent / "data" / "instructions.golden.txt"
 ROOT = Path(__file__).resolve().parent.parent
 
 KNOWN = {
-    "instructions": {"tools", "example"},
+    "instructions": {"tools", "example", "rules"},
+    "rules/one": set(),
+    "rules/parallel": {"most"},
     "task": {"task"},
     "transcript": {"instructions", "task"},
     "corrections/format_error": {"problem"},
@@ -38,6 +40,7 @@ KNOWN = {
     "corrections/observation_dropped": set(),
     "history/elided_observation": {"source", "tokens"},
     "history/elided_reply": set(),
+    "corrections/too_many_actions": {"most", "skipped"},
 }
 
 

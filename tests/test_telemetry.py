@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -397,3 +398,33 @@ def test_usage_the_model_reports_is_not_marked_as_counted_locally(drive: Drive, 
     scripted_run(drive)
     for span in by_name(spans.get_finished_spans())["chat scripted"]:
         assert span.attributes is not None and "react_text.usage.counted_locally" not in span.attributes
+
+
+def test_parallel_actions_make_one_tool_span_per_call_siblings_under_the_run(
+    drive: Drive, spans: InMemorySpanExporter
+) -> None:
+    def slow(x: str) -> str:
+        """Slow."""
+        time.sleep(0.3)
+        return x
+
+    def broken(x: str) -> str:
+        """Fails."""
+        raise KeyError(x)
+
+    model = ScriptedModel(["ACTION: slow[a]\nACTION: broken[b]\nACTION: slow[c]", "FINAL: ok"])
+    drive(make_agent(model, [slow, broken], parallel=True), TASK)
+    found = by_name(spans.get_finished_spans())
+    run = found["invoke_agent"][0]
+    tools = found["execute_tool slow"] + found["execute_tool broken"]
+    assert len(tools) == 3
+    assert {t.parent.span_id for t in tools if t.parent} == {run.context.span_id}
+    assert all(t.parent is not None for t in tools)
+    (failed,) = found["execute_tool broken"]
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.attributes["error.type"] == "KeyError"
+    # the calls overlapped: each span ends when its own call ended
+    ok = found["execute_tool slow"]
+    assert all(s.end_time - s.start_time >= 0.25e9 for s in ok)
+    assert failed.end_time - failed.start_time < 0.2e9
+    assert max(s.start_time for s in tools) < min(s.end_time for s in ok)
