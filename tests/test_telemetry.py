@@ -19,10 +19,10 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason='needs pip install "react-text[otel]" opentelemetry-sdk')
 
+import otel_support
 from conftest import Drive, add, lookup, make_agent
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -31,15 +31,13 @@ from react_text.telemetry import CAPTURE
 
 TASK = "What does a train ticket cost?"
 SECRET = "sk-proj-abcdefghijklmnop1234567890"
-_EXPORTER = InMemorySpanExporter()
+_EXPORTER = otel_support.EXPORTER
 
 
 @pytest.fixture(scope="module", autouse=True)
 def provider() -> None:
-    """One SDK for the module (the global provider can be set once per process)."""
-    sdk = TracerProvider()
-    sdk.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-    trace.set_tracer_provider(sdk)
+    """The process's one SDK provider (tests/otel_support.py: the global one can be set once)."""
+    otel_support.install()
 
 
 @pytest.fixture

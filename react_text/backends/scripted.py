@@ -129,7 +129,10 @@ class ScriptedModel:
         if index is None:
             self._tips = [*self._tips[-(_TIPS - 1) :], prompt]
             return
-        if index != len(self._tips) - 1 and not self._warned:
+        latest = len(self._tips) - 1
+        if index != latest and _extends(prompt, self._tips[latest], True):
+            index = latest  # two runs one after the other with the same conversation: no interleaving
+        if index != latest and not self._warned:
             self._warned = True
             warnings.warn(
                 "one ScriptedModel is answering several runs at once: its replies go out in call order "

@@ -11,26 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import otel_support
 import pytest
 from _support import DRIVERS
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from react_text import Agent, Limits, ModelError, ScriptedModel
 
 SECRET = "patient-4471-hunter2"
-_EXPORTER = InMemorySpanExporter()
-_PROVIDER = TracerProvider()
-_PROVIDER.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+_EXPORTER = otel_support.EXPORTER  # the process's one provider (tests/otel_support.py)
 
 
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER", _PROVIDER, raising=False)
-    monkeypatch.setattr(trace, "get_tracer_provider", lambda: _PROVIDER)
+    otel_support.install()
     _EXPORTER.clear()
     yield _EXPORTER
     _EXPORTER.clear()
