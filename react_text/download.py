@@ -15,28 +15,35 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import ReactTextError
+from .errors import ConfigError
+
+__all__ = [
+    "MODELS",
+    "DownloadError",
+    "fetch",
+    "fetch_model",
+    "resolve",
+]
 
 # Official GGUF builds from the model authors' own repositories.
 MODELS = {
     "qwen2.5-0.5b": "https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct-GGUF/resolve/main/qwen2.5-0.5b-instruct-q4_k_m.gguf",
     "qwen2.5-1.5b": "https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct-GGUF/resolve/main/qwen2.5-1.5b-instruct-q4_k_m.gguf",
 }
-CHUNK = 1 << 20
+_CHUNK = 1 << 20
 
 
-class DownloadError(ReactTextError):
-    """A model file could not be fetched, or did not match its hash."""
+DownloadError = ConfigError  # a model file could not be fetched, or did not match its hash
 
 
-def models_dir() -> Path:
+def _models_dir() -> Path:
     return Path(os.environ.get("REACT_TEXT_MODELS", Path.home() / ".cache" / "react-text" / "models"))
 
 
 def resolve(name_or_path: str) -> Path | None:
     """The local file for a known model name that was fetched before, else None."""
     if name_or_path in MODELS:
-        path = models_dir() / MODELS[name_or_path].rsplit("/", 1)[1]
+        path = _models_dir() / MODELS[name_or_path].rsplit("/", 1)[1]
         return path if path.is_file() else None
     return None
 
@@ -58,7 +65,7 @@ def fetch(
         with urllib.request.urlopen(url, timeout=timeout) as response, part.open("wb") as out:
             length = response.headers.get("content-length")
             total = int(length) if length else None
-            while chunk := response.read(CHUNK):
+            while chunk := response.read(_CHUNK):
                 out.write(chunk)
                 digest.update(chunk)
                 done += len(chunk)
@@ -78,4 +85,4 @@ def fetch_model(name: str, progress: Callable[[int, int | None], None] | None = 
     if name not in MODELS:
         raise DownloadError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     url = MODELS[name]
-    return fetch(url, models_dir() / url.rsplit("/", 1)[1], progress=progress)
+    return fetch(url, _models_dir() / url.rsplit("/", 1)[1], progress=progress)

@@ -13,7 +13,11 @@ RunResult with its `stop_reason`.
 
 Programmer errors (two tools with one name, a bad argument) raise ValueError or TypeError from
 the Python API; where a user's words set a run up (the command line), `set_up` is the one map
-that turns them into ConfigError. `TokenizerError` is the 0.1 name of ConfigError, kept as an alias.
+that turns them into ConfigError. Three other names are ConfigError itself, not classes of their
+own: `TokenizerError` (its 0.1 name), `react_text.backends.local.MissingExtra` (an optional
+package or the embedded model is not installed) and `react_text.download.DownloadError` (a model
+file could not be fetched or did not match its hash). tests/test_surface.py checks that this tree
+is exactly the classes.
 """
 
 from __future__ import annotations
@@ -24,6 +28,17 @@ import urllib.parse
 from collections.abc import Iterator
 
 import regex
+
+__all__ = [
+    "ConfigError",
+    "ContextLengthError",
+    "ModelError",
+    "ReactTextError",
+    "TokenizerError",
+    "safe_url",
+    "scrub",
+    "set_up",
+]
 
 _SECRET = regex.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}|(?i:bearer\s+)[A-Za-z0-9._\-]{8,}")
 

