@@ -22,12 +22,21 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from .errors import TokenizerError
-
-__all__ = ["Counter", "Meter", "TokenizerError", "counter", "encoding", "encoding_name"]
 from .types import Usage
 
 if TYPE_CHECKING:
     import tiktoken
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "REPLY_PRIMING",
+    "Counter",
+    "Meter",
+    "TokenizerError",
+    "counter",
+    "encoding",
+    "encoding_name",
+]
 
 Counter = Callable[[str], int]
 
@@ -106,7 +115,7 @@ def encoding(name: str) -> tiktoken.Encoding:
 # cl100k_base counts 13 to 20% fewer tokens than the tokenizers of small open models (measured on
 # the parser corpus: SmolLM2 -19.8%, Gemma 3 -12.6%), so for a model tiktoken does not know the
 # count is scaled up by this margin: a budget may then end a run a little early, never late.
-UNKNOWN_MODEL_MARGIN = 1.25
+_UNKNOWN_MODEL_MARGIN = 1.25
 
 
 def counter(model: str) -> Counter:
@@ -117,21 +126,21 @@ def counter(model: str) -> Counter:
         return functools.partial(_count, enc)
 
     def estimate(text: str) -> int:
-        return math.ceil(_count(enc, text) * UNKNOWN_MODEL_MARGIN)
+        return math.ceil(_count(enc, text) * _UNKNOWN_MODEL_MARGIN)
 
     return estimate
 
 
-CHUNK = 1 << 16  # characters encoded at a time when a text is longer
+_CHUNK = 1 << 16  # characters encoded at a time when a text is longer
 
 
 def _count(enc: tiktoken.Encoding, text: str) -> int:
     """Tokens of `text`. A long text is encoded a piece at a time: tiktoken's pattern gives up
     ("Max stack size exceeded") on a run of a million spaces, and pieces cost at most a token
     each at their seams."""
-    if len(text) <= CHUNK:
+    if len(text) <= _CHUNK:
         return len(enc.encode(text, disallowed_special=()))
-    return sum(len(enc.encode(text[i : i + CHUNK], disallowed_special=())) for i in range(0, len(text), CHUNK))
+    return sum(len(enc.encode(text[i : i + _CHUNK], disallowed_special=())) for i in range(0, len(text), _CHUNK))
 
 
 class Meter:

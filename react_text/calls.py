@@ -39,6 +39,14 @@ from typing import Any, Literal
 from . import prompting
 from .tools import Tool, as_text
 
+__all__ = [
+    "Outcome",
+    "acall",
+    "acall_all",
+    "call",
+    "call_all",
+]
+
 Kind = Literal["ok", "error", "timeout"]
 
 

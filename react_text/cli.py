@@ -34,7 +34,11 @@ from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
 
-EXAMPLES_RUN = """examples:
+__all__ = [
+    "main",
+]
+
+_EXAMPLES_RUN = """examples:
   react-text run "What is 17 * 23 + 5?"
   react-text run --model gpt-4o-mini "What is 2 ** 20?"          (OPENAI_API_KEY set)
   react-text run --base-url http://127.0.0.1:8080/v1 --model local --grammar "..."   (llama.cpp)
@@ -42,17 +46,17 @@ EXAMPLES_RUN = """examples:
   react-text run --trace run.jsonl "..."   then   react-text run --script run.jsonl   (a replay)
   react-text run --mcp "python server.py" --mcp http://127.0.0.1:8000/mcp "..."   (tools from MCP servers)
 """
-EXAMPLES_EVAL = """examples:
+_EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl                         (the embedded model)
   react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
   react-text eval tasks.jsonl --model m --base-url http://127.0.0.1:8080/v1 --base-url http://127.0.0.1:8081/v1
   react-text eval tasks.jsonl --model m --base-url ... --out results.jsonl --resume   (after a crash)
 """
-EXAMPLES_FETCH = """examples:
+_EXAMPLES_FETCH = """examples:
   react-text fetch qwen2.5-0.5b
   react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"
 """
-EXAMPLES_PARSE = """examples:
+_EXAMPLES_PARSE = """examples:
   printf 'THOUGHT: x\\nACTION: add[2, 3]\\n' | react-text parse
   react-text parse --parser naive < reply.txt
   react-text parse replies.jsonl                  one JSON line of output per reply
@@ -97,7 +101,7 @@ def _arguments() -> argparse.ArgumentParser:
         "run",
         "run an agent on a task",
         "Run an agent on TASK and print each step as it happens.",
-        EXAMPLES_RUN,
+        _EXAMPLES_RUN,
     )
     run.add_argument(
         "task", metavar="TASK", nargs="?", help="the task or question, in quotes (with --script TRACE: the trace's)"
@@ -127,7 +131,7 @@ def _arguments() -> argparse.ArgumentParser:
         "run a file of tasks and score the answers",
         "Run every task of TASKS (JSON Lines: id, task, answer, tools), many at once against servers, "
         "and print a results table.",
-        EXAMPLES_EVAL,
+        _EXAMPLES_EVAL,
     )
     evaluate.add_argument("tasks", metavar="TASKS", help="a .jsonl file of tasks")
     _model_flags(evaluate, servers="many")
@@ -154,7 +158,7 @@ def _arguments() -> argparse.ArgumentParser:
         "fetch",
         "download a stronger local model (needs a network)",
         "Download a GGUF model to ~/.cache/react-text/models; then use it with --model NAME.",
-        EXAMPLES_FETCH,
+        _EXAMPLES_FETCH,
     )
     fetch.add_argument("name", choices=sorted(_known_models()), metavar="NAME", help="one of: %(choices)s")
     fetch.set_defaults(handler=_fetch)
@@ -164,7 +168,7 @@ def _arguments() -> argparse.ArgumentParser:
         "parse",
         "parse one model reply from stdin",
         "Read one model reply on stdin (or FILE) and print how it parses, as JSON.",
-        EXAMPLES_PARSE,
+        _EXAMPLES_PARSE,
     )
     parse.add_argument(
         "file",
@@ -530,7 +534,7 @@ def _run_with(
     count_tokens: Callable[[str], int] | None,
 ) -> int:
     agent = config.agent(model, tools, choices, approve=_approver(args.yes), count_tokens=count_tokens)
-    paint = Paint.for_stream(sys.stdout)
+    paint = _Paint.for_stream(sys.stdout)
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
         tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
@@ -571,7 +575,7 @@ def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    paint = Paint.for_stream(sys.stdout)
+    paint = _Paint.for_stream(sys.stdout)
     steps: list[Step] = []
     budget: int | None = None
     code = 1
@@ -612,14 +616,14 @@ def _fetch(args: argparse.Namespace) -> int:
     return 0
 
 
-class Paint:
+class _Paint:
     """ANSI colour on a terminal (unless NO_COLOR is set), plain text otherwise."""
 
     def __init__(self, on: bool) -> None:
         self.on = on
 
     @classmethod
-    def for_stream(cls, stream: TextIO) -> Paint:
+    def for_stream(cls, stream: TextIO) -> _Paint:
         return cls(stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb")
 
     def _wrap(self, code: str, text: str) -> str:
@@ -636,7 +640,7 @@ class Paint:
         return self._wrap(codes[colour], name)
 
 
-def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: Paint) -> None:
+def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: _Paint) -> None:
     parsed = step.parsed
     budget = f"{step.total_usage.total_tokens}" + (f"/{max_tokens}" if max_tokens else "")
     forced = " (forced)" if step.forced else ""
@@ -661,7 +665,7 @@ def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: Paint) -
     out.flush()
 
 
-def _print_end(result: RunResult, out: TextIO, paint: Paint) -> None:
+def _print_end(result: RunResult, out: TextIO, paint: _Paint) -> None:
     usage = result.usage
     forced = " (forced answer)" if result.forced else ""
     out.write(
@@ -764,7 +768,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
     for names in {t.tools for t in tasks}:
         evaluation.toolset(names, root, extra)  # an unknown or clashing name: an error before anything runs
     outcomes = list(done)
-    progress = Progress(len(tasks), len(done), sys.stderr)
+    progress = _Progress(len(tasks), len(done), sys.stderr)
     try:
         out = open(args.out, "a" if args.resume else "w", encoding="utf-8") if args.out else None  # noqa: SIM115
     except OSError as exc:
@@ -801,7 +805,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
     return 0 if all(o.ok for o in outcomes) else 1
 
 
-class Progress:
+class _Progress:
     """How far an eval has got: a bar redrawn in place on a terminal, one line a task when piped."""
 
     def __init__(self, total: int, done: int, out: TextIO) -> None:

@@ -33,6 +33,22 @@ from .limits import Limits, Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model, Reply
 
+__all__ = [
+    "Choices",
+    "Script",
+    "agent",
+    "describe",
+    "is_in_process",
+    "model",
+    "module_tools",
+    "script",
+    "scripts",
+    "settle",
+    "task_id",
+    "tools",
+    "trace_name",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Choices:
@@ -433,7 +449,7 @@ def describe(
             for t in run_agent.tools
         ],
         "listing": listing(run_agent.tools),
-        "parser": parser_name(run_agent.parser),
+        "parser": _parser_name(run_agent.parser),
         "limits": dataclasses.asdict(run_agent.limits),
         "prompting": dataclasses.asdict(run_agent.prompting),
         "example": prompting.example_for(names) if example == "auto" else example,
@@ -448,7 +464,7 @@ def describe(
     return description
 
 
-def parser_name(read: object) -> str:
+def _parser_name(read: object) -> str:
     for name, known in parser.PARSERS.items():
         if known is read:
             return name

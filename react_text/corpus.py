@@ -34,6 +34,20 @@ from typing import Any, Protocol
 from .errors import ConfigError
 from .types import Action, Final, Parsed, ParseError
 
+__all__ = [
+    "Case",
+    "Parser",
+    "Reading",
+    "Score",
+    "agrees",
+    "as_reading",
+    "bundled",
+    "load",
+    "reading",
+    "score",
+    "scoreboard",
+]
+
 Reading = Mapping[str, Any]
 """{"kind": "action", "tool", "input"} | {"kind": "final", "answer"} | {"kind": "error", "reason"}."""
 

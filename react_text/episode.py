@@ -61,6 +61,24 @@ from .types import (
 if TYPE_CHECKING:
     from .loop import Agent
 
+__all__ = [
+    "Approval",
+    "Approve",
+    "Command",
+    "Decided",
+    "Done",
+    "Emit",
+    "Episode",
+    "Event",
+    "Failed",
+    "Invoke",
+    "InvokeAll",
+    "Ran",
+    "RanAll",
+    "Replied",
+    "Send",
+]
+
 Approval = bool | Literal["stop"]
 _Window = Literal["window"]
 WINDOW: _Window = "window"  # the limit a run reaches when its context window cannot take another step

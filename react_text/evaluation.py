@@ -44,6 +44,22 @@ from .toolbox import CalculatorError, Files, calculate, calculator
 from .tools import Tool
 from .types import Model, RunResult
 
+__all__ = [
+    "ModelFor",
+    "Outcome",
+    "Task",
+    "aevaluate",
+    "as_json",
+    "correct",
+    "evaluate",
+    "finished",
+    "load",
+    "resume",
+    "summary",
+    "table",
+    "toolset",
+]
+
 _NUMBER = regex.compile(r"-?\d[\d,]*(?:\.\d+)?")
 ModelFor = Callable[["Task"], Model]
 

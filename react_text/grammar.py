@@ -11,6 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+__all__ = [
+    "MAX_ANSWER",
+    "after_cue",
+    "protocol_grammar",
+]
+
 # Characters. A small model otherwise fills its whole allowance with one thought, or with one
 # answer said over and over; both together stay within a 256-token allowance for most text.
 MAX_THOUGHT = 200

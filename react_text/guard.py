@@ -55,6 +55,22 @@ from typing import Protocol
 
 import regex
 
+__all__ = [
+    "PARALLEL_STOP",
+    "SHORT",
+    "STOP_SEQUENCES",
+    "THINK_CLOSE",
+    "THINK_OPEN",
+    "Cut",
+    "Searcher",
+    "cut",
+    "input_end",
+    "is_cut",
+    "split_reasoning",
+    "stopped_in_thinking",
+    "thinking",
+]
+
 STOP_SEQUENCES: tuple[str, ...] = ("\nOBSERVATION:", "\nObservation:", "\n**Observation:**")
 # With parallel actions the observations are labelled with their calls: "OBSERVATION (weather[Athens]):".
 PARALLEL_STOP: tuple[str, ...] = ("\nOBSERVATION (",)

@@ -19,14 +19,19 @@ from . import prompting
 from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING
 from .types import Message, Role
 
+__all__ = [
+    "THOUGHT_CUE",
+    "History",
+]
+
 THOUGHT_CUE = "THOUGHT:"
-NOTE_SEPARATOR = "\n\n"
-Kind = Literal["opening", "reply", "observation", "note"]
+_NOTE_SEPARATOR = "\n\n"
+_Kind = Literal["opening", "reply", "observation", "note"]
 
 
 @dataclass(slots=True)
 class _Entry:
-    kind: Kind
+    kind: _Kind
     role: Role
     text: str  # the message content (chat) or the transcript piece (completion)
     tokens: int  # its local count, framing included
@@ -63,7 +68,7 @@ class History:
     def _cost(self, text: str) -> int:
         return self._count(text) + (MESSAGE_OVERHEAD if self.chat else 0)
 
-    def _add(self, kind: Kind, role: Role, text: str, step: int, short: str = "") -> int:
+    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "") -> int:
         entry = _Entry(kind, role, text, self._cost(text), step, short)
         self._entries.append(entry)
         return entry.tokens
@@ -96,7 +101,7 @@ class History:
         """
         last = self._entries[-1]
         if self.chat and last.role == "user":
-            text = f"{last.text}{NOTE_SEPARATOR}{note}"
+            text = f"{last.text}{_NOTE_SEPARATOR}{note}"
             cost = self._cost(text) - last.tokens
             last.rewrite(text, last.tokens + cost)
         else:
@@ -106,7 +111,7 @@ class History:
 
     def note_cost(self, note: str) -> int:
         """What `add_note(note)` would cost (at most)."""
-        return self._cost(f"{NOTE_SEPARATOR}{note}")
+        return self._cost(f"{_NOTE_SEPARATOR}{note}")
 
     def observation_piece(self, observation: str, *, labelled: bool = False) -> str:
         text = observation.strip("\n") if labelled else prompting.observation_message(observation)
@@ -175,7 +180,7 @@ class History:
             if not self.chat:
                 text = f"{THOUGHT_CUE} {text}\n"
         cost = self._cost(text)
-        if entry.tokens - cost < ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
+        if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
         self.tokens += cost - entry.tokens
         entry.rewrite(text, cost)
@@ -184,4 +189,4 @@ class History:
 
 
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
-ELIDE_MIN_SAVING = 1  # tokens an elision must save (a note as long as the step would only cost the cache)
+_ELIDE_MIN_SAVING = 1  # tokens an elision must save (a note as long as the step would only cost the cache)

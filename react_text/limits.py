@@ -15,13 +15,21 @@ from typing import Literal
 
 from . import prompting
 
+__all__ = [
+    "MIN_REPLY_TOKENS",
+    "Limits",
+    "Prompting",
+    "Reasoning",
+    "field_names",
+]
+
 InstructionsIn = Literal["system", "user"]
 Reasoning = Literal["drop", "keep"]
 
 MIN_REPLY_TOKENS = 16  # a reply allowance smaller than this is not worth a request
-MIN_OBSERVATION_TOKENS = 32  # room for a cut note and some of the head and tail
-MIN_CONTEXT_TOKENS = 256
-MAX_ACTIONS = 32  # actions of one reply read at most (each is one more reading of the reply's rest)
+_MIN_OBSERVATION_TOKENS = 32  # room for a cut note and some of the head and tail
+_MIN_CONTEXT_TOKENS = 256
+_MAX_ACTIONS = 32  # actions of one reply read at most (each is one more reading of the reply's rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +51,13 @@ class Limits:
         if self.tokens is not None:
             _at_least("tokens", self.tokens, MIN_REPLY_TOKENS)
         _at_least("reply_tokens", self.reply_tokens, MIN_REPLY_TOKENS)
-        _at_least("observation_tokens", self.observation_tokens, MIN_OBSERVATION_TOKENS)
+        _at_least("observation_tokens", self.observation_tokens, _MIN_OBSERVATION_TOKENS)
         if self.context_tokens is not None:
-            _at_least("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS)
+            _at_least("context_tokens", self.context_tokens, _MIN_CONTEXT_TOKENS)
         _at_least("format_errors", self.format_errors, 1)
         _at_least("actions", self.actions, 1)
-        if self.actions > MAX_ACTIONS:
-            raise ValueError(f"Limits.actions must be at most {MAX_ACTIONS}, not {self.actions}")
+        if self.actions > _MAX_ACTIONS:
+            raise ValueError(f"Limits.actions must be at most {_MAX_ACTIONS}, not {self.actions}")
         if self.tool_seconds is not None and not (
             isinstance(self.tool_seconds, int | float)
             and not isinstance(self.tool_seconds, bool)

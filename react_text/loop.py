@@ -46,6 +46,14 @@ from .parser import parse
 from .tools import Tool, as_tools, listing
 from .types import Action, Model, Parsed, Reply, RunResult, Step
 
+__all__ = [
+    "Agent",
+    "Approver",
+    "AsyncRun",
+    "Parser",
+    "Run",
+]
+
 Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
 
 

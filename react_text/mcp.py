@@ -63,13 +63,22 @@ if TYPE_CHECKING:
     import mcp
     import mcp.types
 
+__all__ = [
+    "MCPTools",
+    "Parameters",
+    "Server",
+    "ToolError",
+    "from_cli",
+    "mcp_tools",
+]
+
 log = logging.getLogger(__name__)
 _T = typing.TypeVar("_T")
 
-OPEN_SECONDS = 30.0  # to start a server (or reach it) and list its tools
-CLOSE_SECONDS = 10.0  # for a session to close before it is cancelled, then abandoned
-CANCEL_GRACE = 1.0  # after a tool's time limit, until the abandoned call is cancelled
-INSTALL = 'MCP servers need the mcp extra: pip install "react-text[mcp]"'
+_OPEN_SECONDS = 30.0  # to start a server (or reach it) and list its tools
+_CLOSE_SECONDS = 10.0  # for a session to close before it is cancelled, then abandoned
+_CANCEL_GRACE = 1.0  # after a tool's time limit, until the abandoned call is cancelled
+_INSTALL = 'MCP servers need the mcp extra: pip install "react-text[mcp]"'
 
 
 class ToolError(Exception):
@@ -146,7 +155,7 @@ class MCPTools:
 
     def __init__(self, servers: tuple[Server, ...], timeout: float | None = None) -> None:
         if importlib.util.find_spec("mcp") is None:
-            raise ConfigError(INSTALL)
+            raise ConfigError(_INSTALL)
         self.servers = servers
         self.timeout = timeout
         self._sessions = [_Session(s) for s in servers]
@@ -367,7 +376,7 @@ def _admits_none(annotation: Any) -> bool:
 # --- results --------------------------------------------------------------------------------------
 
 
-def result_text(name: str, result: mcp.types.CallToolResult) -> str:
+def _result_text(name: str, result: mcp.types.CallToolResult) -> str:
     """What the model reads of a tool's result; raises ToolError for an `isError` result."""
     import mcp.types as types
 
@@ -435,11 +444,11 @@ class _Session:
         self._stop = asyncio.Event()
         self._task = self.loop.create_task(self._hold(ready), name=f"mcp {self.server.name}")
         try:
-            async with asyncio.timeout(OPEN_SECONDS):
+            async with asyncio.timeout(_OPEN_SECONDS):
                 return await asyncio.shield(ready)
         except TimeoutError:
             await self.close()
-            raise ConfigError(f"{self} did not answer within {OPEN_SECONDS:.0f} seconds") from None
+            raise ConfigError(f"{self} did not answer within {_OPEN_SECONDS:.0f} seconds") from None
 
     async def _hold(self, ready: asyncio.Future[list[mcp.types.Tool]]) -> None:
         try:
@@ -506,7 +515,7 @@ class _Session:
             raise ToolError(self._redact(exc.error.message)) from None
         except Exception as exc:  # noqa: BLE001 - a transport failure, told without secrets
             raise ConnectionError(f"{self} failed: {self._redact(_reason(exc))}") from None
-        return result_text(name, result)
+        return _result_text(name, result)
 
     async def close(self) -> None:
         self.closed = True
@@ -517,12 +526,12 @@ class _Session:
         self._stop.set()
         if self._client is None:
             task.cancel()  # still opening: stop there (the task leaves its own scopes)
-        done, _ = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+        done, _ = await asyncio.wait({task}, timeout=_CLOSE_SECONDS)
         if not done:
             task.cancel()
-            done, _ = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+            done, _ = await asyncio.wait({task}, timeout=_CLOSE_SECONDS)
         if not done:
-            log.warning("%s did not close within %.0f seconds; abandoned", self, 2 * CLOSE_SECONDS)
+            log.warning("%s did not close within %.0f seconds; abandoned", self, 2 * _CLOSE_SECONDS)
 
     def _gone(self) -> str:
         why = f" ({self._lost})" if self._lost else ""
@@ -628,7 +637,7 @@ def _sync_call(
         # The engine abandons a call at `timeout` and says so; a moment later the call is cancelled
         # here too, so the server stops working on it.
         try:
-            return loop.run(session.call(name, arguments), timeout + CANCEL_GRACE)
+            return loop.run(session.call(name, arguments), timeout + _CANCEL_GRACE)
         except TimeoutError:
             raise TimeoutError(f"{session} did not answer within {timeout} seconds") from None
 
@@ -689,7 +698,7 @@ class _LoopThread:
     def stop(self) -> None:
         with contextlib.suppress(RuntimeError):  # already closed
             self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(CLOSE_SECONDS)
+        self._thread.join(_CLOSE_SECONDS)
 
 
 async def _awaited(work: Awaitable[_T]) -> _T:

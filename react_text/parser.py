@@ -101,6 +101,14 @@ import regex
 from . import guard, prompting
 from .types import Action, Final, Parsed, ParseError, ParseErrorReason
 
+__all__ = [
+    "PARSERS",
+    "parse",
+    "parse_naive",
+    "parse_strict",
+    "render_action",
+]
+
 Kind = Literal["thought", "action", "input", "final", "turn"]
 
 _LABELS: dict[str, Kind] = {}

@@ -43,7 +43,14 @@ from .corpus import Parser, Reading
 from .errors import ConfigError
 from .parser import PARSERS
 
-Read = Callable[[str], Reading]
+__all__ = [
+    "PEERS",
+    "Peer",
+    "contenders",
+    "user",
+]
+
+_Read = Callable[[str], Reading]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,7 @@ class Peer:
     what: str  # what is scored
     distribution: str  # the package on PyPI (its version is shown)
     stop: tuple[str, ...]  # the stop sequences the peer's agent sends
-    load: Callable[[], Read]  # imports the peer (ImportError when it is not installed)
+    load: Callable[[], _Read]  # imports the peer (ImportError when it is not installed)
 
     @property
     def install(self) -> str:
@@ -87,7 +94,7 @@ def _refused(exc: Exception) -> Reading:
     return {"kind": "error", "reason": f"{type(exc).__name__}: {str(exc)[:60]}"}
 
 
-def _langchain(kind: str) -> Read:
+def _langchain(kind: str) -> _Read:
     from langchain_classic.agents.mrkl.output_parser import MRKLOutputParser
     from langchain_classic.agents.output_parsers import ReActSingleInputOutputParser
     from langchain_core.agents import AgentFinish
@@ -107,7 +114,7 @@ def _langchain(kind: str) -> Read:
     return read
 
 
-def _llamaindex() -> Read:
+def _llamaindex() -> _Read:
     from llama_index.core.agent.react.output_parser import ReActOutputParser
     from llama_index.core.agent.react.types import ActionReasoningStep, ResponseReasoningStep
 
@@ -129,7 +136,7 @@ def _llamaindex() -> Read:
     return read
 
 
-def _smolagents() -> Read:
+def _smolagents() -> _Read:
     from smolagents.models import get_tool_call_from_text
 
     def read(text: str) -> Reading:
@@ -149,7 +156,7 @@ def _smolagents() -> Read:
     return read
 
 
-def _crewai() -> Read:
+def _crewai() -> _Read:
     from crewai.agents.parser import AgentFinish, OutputParserError, parse
 
     def read(text: str) -> Reading:

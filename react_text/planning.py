@@ -19,9 +19,14 @@ from .limits import MIN_REPLY_TOKENS, Limits
 from .tools import truncate
 from .types import StopReason
 
-FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
-OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
-WINDOW_SLACK = 8  # tokens of a context window never planned into (see Plan.slack)
+__all__ = [
+    "Plan",
+    "limit_words",
+]
+
+_FORCED_REPLY_TOKENS = 256  # the allowance of the forced-final call, at most
+_OBSERVATION_STUB = 64  # local tokens an observation can always be cut to, to leave the forced call room
+_WINDOW_SLACK = 8  # tokens of a context window never planned into (see Plan.slack)
 
 
 class Plan:
@@ -35,13 +40,13 @@ class Plan:
         self.meter = meter
         self.count = count
         self.window = window  # the model's context window in tokens, when known
-        self.forced_tokens = min(limits.reply_tokens, FORCED_REPLY_TOKENS)
+        self.forced_tokens = min(limits.reply_tokens, _FORCED_REPLY_TOKENS)
         note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
-        self.reserve_local = history.note_cost(note) + OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
+        self.reserve_local = history.note_cost(note) + _OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
         # What the forced final call needs of the window after a normal call: its note, the step
         # elided to its directive line and a note, and a minimal reply.
         window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
-        self.window_reserve = history.note_cost(window_note) + OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD
+        self.window_reserve = history.note_cost(window_note) + _OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD
         self.window_reserve += MIN_REPLY_TOKENS
 
     def estimate(self, extra_local: int = 0) -> int:
@@ -63,7 +68,7 @@ class Plan:
     def slack(self, prompt: int) -> int:
         """Tokens kept free of a window on top of the estimate: a server frames messages its own way
         (one more token a message is common), and one that reports no usage never corrects us."""
-        return max(WINDOW_SLACK, prompt // 32)
+        return max(_WINDOW_SLACK, prompt // 32)
 
     def window_left(self, prompt: int) -> int | None:
         """What the context window leaves a reply after a prompt of `prompt` tokens; None: no window."""
@@ -90,7 +95,7 @@ class Plan:
         """
         # The next step is taken to cost what the last one did, up to what it can be elided to (the
         # forced call may have to carry it and the step before it).
-        step = min(self.history.last_step(), OBSERVATION_STUB)
+        step = min(self.history.last_step(), _OBSERVATION_STUB)
         held = self.meter.scale(self.window_reserve + step) if reserve and not forced else 0
         if self.window is not None:
             want = self.forced_tokens if forced else min(self.limits.reply_tokens, self.window // 4)
@@ -98,7 +103,7 @@ class Plan:
             prompt = self.estimate(extra_local)
             if prompt + self.slack(prompt) + want > self.window:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
-                target = int((self.window * 31 / 32 - WINDOW_SLACK - want - headroom) / self.meter.rate) - extra_local
+                target = int((self.window * 31 / 32 - _WINDOW_SLACK - want - headroom) / self.meter.rate) - extra_local
                 local = self.history.tokens
                 if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
                     self.meter.rewritten(prompt - self.meter.scale(extra_local), local - self.history.tokens)
@@ -197,9 +202,9 @@ class Plan:
         if not fits(stub):  # no forced call can be made anyway: show what there is
             return observation
         allowance = self.count(observation)
-        while allowance >= OBSERVATION_STUB:
+        while allowance >= _OBSERVATION_STUB:
             allowance = allowance * 3 // 4
-            cut = truncate(observation, max(allowance, OBSERVATION_STUB), self.count)
+            cut = truncate(observation, max(allowance, _OBSERVATION_STUB), self.count)
             if fits(cut):
                 return cut
         return stub

@@ -16,9 +16,23 @@ from typing import Literal
 
 from .types import Message
 
+__all__ = [
+    "InstructionsIn",
+    "example_for",
+    "example_name",
+    "first_messages",
+    "instructions",
+    "known_variables",
+    "observation_message",
+    "observations_message",
+    "render",
+    "template_names",
+    "transcript_start",
+]
+
 InstructionsIn = Literal["system", "user"]
 
-OBSERVATION_LABEL = "OBSERVATION:"
+_OBSERVATION_LABEL = "OBSERVATION:"
 
 
 def _root() -> Path:
@@ -29,14 +43,14 @@ def _root() -> Path:
 
 
 @functools.cache
-def template(name: str) -> string.Template:
+def _template(name: str) -> string.Template:
     """The template `prompts/<name>.txt` (name may hold a subfolder: `corrections/unknown_tool`)."""
     path = _root() / f"{name}.txt"
     return string.Template(path.read_text(encoding="utf-8").rstrip("\n"))
 
 
 def render(name: str, **values: object) -> str:
-    return template(name).substitute({k: str(v) for k, v in values.items()})
+    return _template(name).substitute({k: str(v) for k, v in values.items()})
 
 
 def template_names() -> list[str]:
@@ -55,7 +69,7 @@ def instructions(tool_listing: str, *, example: str | None = "examples/generic",
     return render("instructions", tools=tool_listing, example=example or "", rules=rules).rstrip()
 
 
-def example_names() -> list[str]:
+def _example_names() -> list[str]:
     """The worked examples in prompts/examples, by name ("calculator", "files", "generic")."""
     return sorted(p.stem for p in (_root() / "examples").glob("*.txt"))
 
@@ -70,7 +84,7 @@ def example_name(example: str) -> str | None:
     if any(c.isspace() for c in example):
         return None
     name = example.removeprefix("examples/")
-    names = example_names()
+    names = _example_names()
     if name not in names:
         raise ValueError(
             f"Prompting.example {example!r} names no worked example: give one of {', '.join(names)} "
@@ -116,7 +130,7 @@ def observation_message(observation: str) -> str:
     matters most where text is concatenated (completion transcripts, the local model's
     continued assistant turn).
     """
-    return f"{OBSERVATION_LABEL} {observation.strip(chr(10)).replace(chr(10), chr(10) + '  ')}"
+    return f"{_OBSERVATION_LABEL} {observation.strip(chr(10)).replace(chr(10), chr(10) + '  ')}"
 
 
 def observations_message(calls: Iterable[tuple[str, str]]) -> str:
@@ -132,7 +146,7 @@ def known_variables(names: Iterable[str]) -> Mapping[str, set[str]]:
     """The placeholders each template uses (for the tests that keep templates and code in step)."""
     found: dict[str, set[str]] = {}
     for name in names:
-        tpl = template(name)
+        tpl = _template(name)
         found[name] = {
             m.group("named") or m.group("braced")
             for m in tpl.pattern.finditer(tpl.template)

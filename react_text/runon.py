@@ -17,8 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_PERIOD = 64
-MIN_REPEATS = 3
+__all__ = [
+    "RunOn",
+    "trim",
+]
+
+_MAX_PERIOD = 64
+_MIN_REPEATS = 3
 _SEPARATORS = " \t,;:-"
 
 
@@ -33,12 +38,12 @@ def trim(text: str) -> RunOn | None:
     """The answer in `text` before it ran on, or None when its tail does not repeat."""
     text = text.rstrip()
     n = len(text)
-    for period in range(1, min(MAX_PERIOD, n // MIN_REPEATS) + 1):
+    for period in range(1, min(_MAX_PERIOD, n // _MIN_REPEATS) + 1):
         start = n - period  # text[start:] is periodic with this period from `start` on
         while start > 0 and text[start - 1] == text[start - 1 + period]:
             start -= 1
         repeats = (n - start) // period
-        if repeats < MIN_REPEATS or (n - start) * 2 < n:
+        if repeats < _MIN_REPEATS or (n - start) * 2 < n:
             continue
         # The first period that repeats is the shortest, so `unit` is the repeated part itself;
         # a run of one character ("0000", "!!!!") or of punctuation ("...") is not an answer

@@ -26,6 +26,11 @@ from dataclasses import replace
 from .parser import parse
 from .types import Action, Actions, Parsed, Reading
 
+__all__ = [
+    "SingleParser",
+    "parse_several",
+]
+
 SingleParser = Callable[..., Parsed]
 
 # A JSON array of objects at a line start ("[{", "[ {", "[\n  {"), after any fence line.

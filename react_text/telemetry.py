@@ -62,6 +62,12 @@ if TYPE_CHECKING:
     from .loop import Agent
     from .types import Model, Request, RunResult, Usage
 
+__all__ = [
+    "CAPTURE",
+    "RunSpans",
+    "start",
+]
+
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _IN_PROCESS = {"LocalModel": "llama_cpp", "ScriptedModel": "react_text.scripted"}
 

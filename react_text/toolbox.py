@@ -24,6 +24,15 @@ import regex
 
 from .tools import Tool, tool
 
+__all__ = [
+    "CalculatorError",
+    "Files",
+    "calculate",
+    "calculator",
+    "default_tools",
+    "python_doc",
+]
+
 _BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -51,8 +60,8 @@ _CONSTANTS = {"pi": math.pi, "e": math.e}
 _THOUSANDS = regex.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _WORD_SPLIT = regex.compile(r"[\W_]+")
 _WORDS = regex.compile(r"[^\W_]+")
-MAX_BITS = 4096  # results larger than this many bits are refused (9**9**9 would never finish)
-MAX_LENGTH = 500  # characters of expression
+_MAX_BITS = 4096  # results larger than this many bits are refused (9**9**9 would never finish)
+_MAX_LENGTH = 500  # characters of expression
 
 
 class CalculatorError(ValueError):
@@ -62,8 +71,8 @@ class CalculatorError(ValueError):
 def calculate(expression: str) -> str:
     """Evaluate arithmetic: + - * / // % **, parentheses, sqrt, abs, round, min, max, floor, ceil, log."""
     text = expression.strip().replace("^", "**").replace("×", "*").replace("÷", "/").rstrip("=").strip()
-    if len(text) > MAX_LENGTH:
-        raise CalculatorError(f"expression longer than {MAX_LENGTH} characters")
+    if len(text) > _MAX_LENGTH:
+        raise CalculatorError(f"expression longer than {_MAX_LENGTH} characters")
     try:
         with warnings.catch_warnings():  # "1abc" warns before it fails; the failure is what we report
             warnings.simplefilter("ignore", SyntaxWarning)
@@ -102,8 +111,8 @@ def _evaluate(node: ast.AST) -> object:
         if isinstance(node.op, ast.Pow):
             _check_power(left, right)
         result = _BINARY[type(node.op)](left, right)
-        if isinstance(result, int) and result.bit_length() > MAX_BITS:
-            raise CalculatorError(f"result larger than {MAX_BITS} bits")
+        if isinstance(result, int) and result.bit_length() > _MAX_BITS:
+            raise CalculatorError(f"result larger than {_MAX_BITS} bits")
         return result
     if (
         isinstance(node, ast.Call)
@@ -122,8 +131,8 @@ def _evaluate(node: ast.AST) -> object:
 def _check_power(base: object, exponent: object) -> None:
     if not isinstance(base, int | float) or not isinstance(exponent, int | float):
         raise CalculatorError("powers take numbers")
-    if abs(base) > 1 and abs(exponent) * math.log2(abs(base)) > MAX_BITS:
-        raise CalculatorError(f"{base} ** {exponent} is larger than {MAX_BITS} bits")
+    if abs(base) > 1 and abs(exponent) * math.log2(abs(base)) > _MAX_BITS:
+        raise CalculatorError(f"{base} ** {exponent} is larger than {_MAX_BITS} bits")
 
 
 calculator = tool(calculate, name="calculator", pure=True)
@@ -212,9 +221,9 @@ def python_doc(name: str) -> str:
     return "\n".join(lines[:60])
 
 
-pydoc_tool = tool(python_doc, name="python_doc", pure=True)
+_pydoc_tool = tool(python_doc, name="python_doc", pure=True)
 
 
 def default_tools(root: str | Path | None = None) -> list[Tool]:
     """The calculator and Python's documentation, plus the file tools when a root folder is given."""
-    return [calculator, pydoc_tool, *(Files(root).tools() if root is not None else [])]
+    return [calculator, _pydoc_tool, *(Files(root).tools() if root is not None else [])]

@@ -26,6 +26,16 @@ from dataclasses import dataclass
 
 from . import binding, prompting
 
+__all__ = [
+    "Tool",
+    "as_text",
+    "as_tools",
+    "call",
+    "listing",
+    "tool",
+    "truncate",
+]
+
 # A name the protocol can carry: `name[input]` on one line. Spaces inside and any script are
 # fine (the parser matches registered names); brackets and parentheses open and close the input.
 _BAD_NAME = re.compile(r"^\s|\s$|[\[\]()\x00-\x1f\x7f]")

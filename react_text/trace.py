@@ -43,6 +43,18 @@ from .types import (
     Usage,
 )
 
+__all__ = [
+    "Tracer",
+    "parsed_dict",
+    "read",
+    "replies",
+    "result_dict",
+    "start",
+    "step_dict",
+    "step_from",
+    "window",
+]
+
 
 def _clean(value: Any) -> Any:
     if isinstance(value, str):
@@ -62,7 +74,7 @@ def parsed_dict(parsed: Reading) -> dict[str, Any]:
     return {"kind": kind, **dataclasses.asdict(parsed)}
 
 
-def parsed_from(data: dict[str, Any]) -> Reading:
+def _parsed_from(data: dict[str, Any]) -> Reading:
     if data["kind"] == "actions":
         actions = tuple(Action(**{k: v for k, v in a.items() if k != "kind"}) for a in data["actions"])
         return Actions(actions, data.get("thought", ""), data.get("discarded", ""))
@@ -99,7 +111,7 @@ def step_from(data: dict[str, Any]) -> Step:
     return Step(
         number=data["number"],
         reply=data["reply"],
-        parsed=parsed_from(data["parsed"]),
+        parsed=_parsed_from(data["parsed"]),
         observation=data["observation"],
         usage=usage(data["usage"]),
         total_usage=usage(data["total_usage"]),

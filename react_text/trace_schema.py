@@ -19,7 +19,11 @@ from typing import get_args
 from .limits import Limits, Prompting
 from .types import ParseErrorReason, StopReason
 
-Rule = Callable[[object, str], str | None]  # (value, its path) -> what is wrong, or None
+__all__ = [
+    "check",
+]
+
+_Rule = Callable[[object, str], str | None]  # (value, its path) -> what is wrong, or None
 
 
 def _said(value: object) -> str:
@@ -36,7 +40,7 @@ def _said(value: object) -> str:
     return f"{value!r}"[:30]
 
 
-def _type(what: str, *types: type) -> Rule:
+def _type(what: str, *types: type) -> _Rule:
     def rule(value: object, path: str) -> str | None:
         if isinstance(value, types) and (bool in types or not isinstance(value, bool)):
             return None
@@ -45,9 +49,9 @@ def _type(what: str, *types: type) -> Rule:
     return rule
 
 
-TEXT = _type("text", str)
-FLAG = _type("true or false", bool)
-NUMBER = _type("a number", int, float)
+_TEXT = _type("text", str)
+_FLAG = _type("true or false", bool)
+_NUMBER = _type("a number", int, float)
 
 
 def _count(value: object, path: str) -> str | None:
@@ -56,14 +60,14 @@ def _count(value: object, path: str) -> str | None:
     return f"{path} must be a whole number, not {_said(value)}"
 
 
-def _or_null(rule: Rule) -> Rule:
+def _or_null(rule: _Rule) -> _Rule:
     def either(value: object, path: str) -> str | None:
         return None if value is None else rule(value, path)
 
     return either
 
 
-def _list_of(rule: Rule) -> Rule:
+def _list_of(rule: _Rule) -> _Rule:
     def each(value: object, path: str) -> str | None:
         if not isinstance(value, list):
             return f"{path} must be a list, not {_said(value)}"
@@ -72,7 +76,7 @@ def _list_of(rule: Rule) -> Rule:
     return each
 
 
-def _one_of(values: tuple[str, ...]) -> Rule:
+def _one_of(values: tuple[str, ...]) -> _Rule:
     def rule(value: object, path: str) -> str | None:
         if isinstance(value, str) and value in values:
             return None
@@ -81,7 +85,7 @@ def _one_of(values: tuple[str, ...]) -> Rule:
     return rule
 
 
-def _object(fields: Mapping[str, tuple[Rule, bool]], *, closed: bool = False) -> Rule:
+def _object(fields: Mapping[str, tuple[_Rule, bool]], *, closed: bool = False) -> _Rule:
     """An object whose fields follow their rules; `True` beside a rule: the field must be there."""
 
     def rule(value: object, path: str) -> str | None:
@@ -104,7 +108,7 @@ def _object(fields: Mapping[str, tuple[Rule, bool]], *, closed: bool = False) ->
     return rule
 
 
-def _made(kind: type[Limits] | type[Prompting]) -> Rule:
+def _made(kind: type[Limits] | type[Prompting]) -> _Rule:
     """An object of a Limits' (or Prompting's) fields, by name, that makes a valid one."""
     known = {f.name for f in dataclasses.fields(kind)}
 
@@ -120,14 +124,14 @@ def _made(kind: type[Limits] | type[Prompting]) -> Rule:
     return rule
 
 
-def _all(*rules: Rule) -> Rule:
+def _all(*rules: _Rule) -> _Rule:
     def every(value: object, path: str) -> str | None:
         return next((p for rule in rules if (p := rule(value, path))), None)
 
     return every
 
 
-def _limit(name: str) -> Rule:
+def _limit(name: str) -> _Rule:
     """A value the field `name` of Limits takes."""
 
     def rule(value: object, path: str) -> str | None:
@@ -140,20 +144,22 @@ def _limit(name: str) -> Rule:
     return rule
 
 
-USAGE = _object({"prompt_tokens": (_count, True), "completion_tokens": (_count, True), "total_tokens": (_count, False)})
-_THOUGHT = {"thought": (TEXT, False), "discarded": (TEXT, False)}
-_PARSED: dict[str, Rule] = {
+_USAGE = _object(
+    {"prompt_tokens": (_count, True), "completion_tokens": (_count, True), "total_tokens": (_count, False)}
+)
+_THOUGHT = {"thought": (_TEXT, False), "discarded": (_TEXT, False)}
+_PARSED: dict[str, _Rule] = {
     "action": _object(
-        {"kind": (TEXT, True), "tool": (TEXT, True), "input": (TEXT, True), **_THOUGHT, "closed": (FLAG, False)},
+        {"kind": (_TEXT, True), "tool": (_TEXT, True), "input": (_TEXT, True), **_THOUGHT, "closed": (_FLAG, False)},
         closed=True,
     ),
-    "final": _object({"kind": (TEXT, True), "answer": (TEXT, True), **_THOUGHT}, closed=True),
+    "final": _object({"kind": (_TEXT, True), "answer": (_TEXT, True), **_THOUGHT}, closed=True),
     "error": _object(
         {
-            "kind": (TEXT, True),
+            "kind": (_TEXT, True),
             "reason": (_one_of(get_args(ParseErrorReason)), True),
-            "message": (TEXT, True),
-            "thought": (TEXT, False),
+            "message": (_TEXT, True),
+            "thought": (_TEXT, False),
         },
         closed=True,
     ),
@@ -169,73 +175,73 @@ def _parsed(value: object, path: str) -> str | None:
     return _PARSED[str(kind)](value, path)
 
 
-EVENTS: dict[str, Rule] = {
+_EVENTS: dict[str, _Rule] = {
     "run_start": _object(
         {
-            "task": (TEXT, True),
+            "task": (_TEXT, True),
             "model": (
                 _object(
                     {
                         "api": (_one_of(("chat", "completion")), False),
-                        "name": (_or_null(TEXT), False),
-                        "accepts_grammar": (FLAG, False),
-                        "tokenizer": (_or_null(TEXT), False),
+                        "name": (_or_null(_TEXT), False),
+                        "accepts_grammar": (_FLAG, False),
+                        "tokenizer": (_or_null(_TEXT), False),
                     }
                 ),
                 True,
             ),
             "limits": (_made(Limits), False),
-            "prompting": (_all(_made(Prompting), _object({"example": (_or_null(TEXT), False)})), False),
-            "parser": (_or_null(TEXT), False),
+            "prompting": (_all(_made(Prompting), _object({"example": (_or_null(_TEXT), False)})), False),
+            "parser": (_or_null(_TEXT), False),
             "max_tokens": (_or_null(_count), False),  # written by 0.1
             "sources": (
                 _object(
                     {
-                        "root": (_or_null(TEXT), False),
-                        "modules": (_list_of(TEXT), False),
-                        "mcp": (_list_of(TEXT), False),
+                        "root": (_or_null(_TEXT), False),
+                        "modules": (_list_of(_TEXT), False),
+                        "mcp": (_list_of(_TEXT), False),
                     }
                 ),
                 False,
             ),
-            "task_id": (TEXT, False),
+            "task_id": (_TEXT, False),
         }
     ),
-    "request": _object({"max_tokens": (_count, False), "stop": (_list_of(TEXT), False)}),
+    "request": _object({"max_tokens": (_count, False), "stop": (_list_of(_TEXT), False)}),
     "reply": _object(
         {
-            "text": (TEXT, True),
-            "usage": (_or_null(USAGE), False),
-            "finish_reason": (_or_null(TEXT), False),
-            "reasoning": (_or_null(TEXT), False),
+            "text": (_TEXT, True),
+            "usage": (_or_null(_USAGE), False),
+            "finish_reason": (_or_null(_TEXT), False),
+            "reasoning": (_or_null(_TEXT), False),
         }
     ),
     "model_error": _object(
-        {"error": (TEXT, True), "type": (_or_null(TEXT), False), "window": (_or_null(_count), False)}
+        {"error": (_TEXT, True), "type": (_or_null(_TEXT), False), "window": (_or_null(_count), False)}
     ),
     "step": _object(
         {
             "number": (_count, True),
-            "reply": (TEXT, True),
+            "reply": (_TEXT, True),
             "parsed": (_parsed, True),
-            "observation": (_or_null(TEXT), True),
-            "usage": (USAGE, True),
-            "total_usage": (USAGE, True),
-            "seconds": (NUMBER, True),
-            "cut": (TEXT, False),
-            "forced": (FLAG, False),
-            "reasoning": (TEXT, False),
-            "finish_reason": (_or_null(TEXT), False),
+            "observation": (_or_null(_TEXT), True),
+            "usage": (_USAGE, True),
+            "total_usage": (_USAGE, True),
+            "seconds": (_NUMBER, True),
+            "cut": (_TEXT, False),
+            "forced": (_FLAG, False),
+            "reasoning": (_TEXT, False),
+            "finish_reason": (_or_null(_TEXT), False),
             "elided": (_list_of(_count), False),
         }
     ),
     "run_end": _object(
         {
-            "answer": (_or_null(TEXT), True),
+            "answer": (_or_null(_TEXT), True),
             "stop_reason": (_one_of(get_args(StopReason)), True),
-            "forced": (FLAG, True),
-            "error": (_or_null(TEXT), True),
-            "usage": (USAGE, True),
+            "forced": (_FLAG, True),
+            "error": (_or_null(_TEXT), True),
+            "usage": (_USAGE, True),
             "tool_calls": (_count, False),
             "context_window": (_or_null(_limit("context_tokens")), False),  # a replay plans against it
         }
@@ -246,10 +252,10 @@ EVENTS: dict[str, Rule] = {
 def check(event: dict[str, object]) -> str | None:
     """What is wrong with an event (its field named as `kind.field`), or None when it is sound."""
     kind = event["event"]
-    rule = EVENTS.get(str(kind))
+    rule = _EVENTS.get(str(kind))
     if rule is None:
         return None
     problem = rule(event, str(kind))
     if problem is None and "t" in event:
-        problem = NUMBER(event["t"], f"{kind}.t")
+        problem = _NUMBER(event["t"], f"{kind}.t")
     return problem

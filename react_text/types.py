@@ -8,6 +8,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+__all__ = [
+    "Action",
+    "Actions",
+    "Api",
+    "Final",
+    "Message",
+    "Model",
+    "ParseError",
+    "ParseErrorReason",
+    "Parsed",
+    "Reading",
+    "Reply",
+    "Request",
+    "Role",
+    "RunResult",
+    "Step",
+    "StopReason",
+    "Usage",
+]
+
 ParseErrorReason = Literal[
     "empty",  # nothing but whitespace (or only a <think> block)
     "no_directive",  # prose with no ACTION or FINAL

@@ -48,6 +48,11 @@ from . import wire
 if TYPE_CHECKING:
     import openai
 
+__all__ = [
+    "OpenAIChat",
+    "OpenAICompletion",
+]
+
 log = logging.getLogger(__name__)
 
 _LOOKUP_SECONDS = 10.0

@@ -12,6 +12,12 @@ from typing import Any
 from ..errors import ContextLengthError, ModelError
 from ..types import Api, Message, Reply, Request, Usage
 
+__all__ = [
+    "PerRun",
+    "Prompt",
+    "ScriptedModel",
+]
+
 Prompt = tuple[Message, ...] | str
 _TIPS = 256  # conversations remembered
 

@@ -24,6 +24,24 @@ import regex
 from .. import guard
 from ..types import Reply, Usage
 
+__all__ = [
+    "GRAMMAR_SERVERS",
+    "SERVERS",
+    "EmptyStream",
+    "Malformed",
+    "Server",
+    "StreamReading",
+    "dropped",
+    "error_words",
+    "exceeds_context",
+    "grammar_fields",
+    "names_stop",
+    "prompt_said",
+    "read_answer",
+    "window_plan",
+    "window_said",
+]
+
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _SILENT_HOSTS = ("api.openai.com",)  # servers known not to say their context window
 _NOT_OBJECTS = (str, bytes, int, float, bool, list, tuple)
@@ -87,7 +105,7 @@ class EmptyStream(Malformed):
     """A 200 stream with nothing in it at all, not even an event."""
 
 
-def field(obj: object, name: str) -> Any:
+def _field(obj: object, name: str) -> Any:
     """A field of an SDK object or a JSON mapping; None when absent or when `obj` is neither."""
     if isinstance(obj, Mapping):
         return obj.get(name)
@@ -98,20 +116,20 @@ def field(obj: object, name: str) -> Any:
 
 def read_answer(answer: object, *, chat: bool) -> Reply:
     """The reply in a whole (not streamed) answer."""
-    choices = field(answer, "choices")
+    choices = _field(answer, "choices")
     if not isinstance(choices, list) or not choices:
         raise Malformed(f"an answer with no choices: {_glimpse(answer)}")
     choice = choices[0]
     if chat:
-        message = field(choice, "message")
+        message = _field(choice, "message")
         if message is None or isinstance(message, _NOT_OBJECTS):
             raise Malformed(f"a choice with no message: {_glimpse(choice)}")
-        text, reasoning = _text(field(message, "content")), _reasoning(message)
+        text, reasoning = _text(_field(message, "content")), _reasoning(message)
     else:
-        if field(choice, "text") is None:
+        if _field(choice, "text") is None:
             raise Malformed(f"a choice with no text: {_glimpse(choice)}")
-        text, reasoning = _text(field(choice, "text")), _reasoning(choice)
-    return Reply(text, read_usage(field(answer, "usage")), _finish(choice), reasoning or None)
+        text, reasoning = _text(_field(choice, "text")), _reasoning(choice)
+    return Reply(text, _read_usage(_field(answer, "usage")), _finish(choice), reasoning or None)
 
 
 class StreamReading:
@@ -134,10 +152,10 @@ class StreamReading:
         self._chunks += 1
         if chunk is None or isinstance(chunk, _NOT_OBJECTS):
             raise Malformed(f"a stream chunk that is not an object: {_glimpse(chunk)}")
-        usage = field(chunk, "usage")
+        usage = _field(chunk, "usage")
         if usage is not None:
-            self._usage = read_usage(usage)
-        choices = field(chunk, "choices")
+            self._usage = _read_usage(usage)
+        choices = _field(chunk, "choices")
         if not choices:  # a usage-only chunk ([] or null)
             return False
         if not isinstance(choices, list):
@@ -147,11 +165,11 @@ class StreamReading:
             raise Malformed(f"a stream chunk whose choice is not an object: {_glimpse(chunk)}")
         self._choices += 1
         self._finish = _finish(choice) or self._finish
-        holder = field(choice, "delta") if self._chat else choice
+        holder = _field(choice, "delta") if self._chat else choice
         reasoning = _reasoning(holder)
         if reasoning:
             self._reasoning.append(reasoning)
-        new = _text(field(holder, "content" if self._chat else "text"))
+        new = _text(_field(holder, "content" if self._chat else "text"))
         if not new:
             return False
         before = len(self._text)
@@ -169,9 +187,9 @@ class StreamReading:
         return Reply(self._text, self._usage, self._finish, "".join(self._reasoning) or None)
 
 
-def read_usage(raw: object) -> Usage | None:
+def _read_usage(raw: object) -> Usage | None:
     """Token counts as reported; None when absent or not counts (the loop then estimates)."""
-    prompt, completion = field(raw, "prompt_tokens"), field(raw, "completion_tokens")
+    prompt, completion = _field(raw, "prompt_tokens"), _field(raw, "completion_tokens")
     if _count(prompt) and _count(completion):
         return Usage(prompt, completion)
     return None
@@ -252,26 +270,26 @@ def window_plan(base_url: str, name: str) -> Generator[str, object, int | None]:
     base = base_url.rstrip("/")
     if any(host in base for host in _SILENT_HOSTS):
         return None
-    window = window_from_models((yield f"{base}/models"), name)
+    window = _window_from_models((yield f"{base}/models"), name)
     if window is None:
-        window = window_from_props((yield f"{base.removesuffix('/v1')}/props"))
+        window = _window_from_props((yield f"{base.removesuffix('/v1')}/props"))
     return window
 
 
-def window_from_models(listing: object, name: str) -> int | None:
+def _window_from_models(listing: object, name: str) -> int | None:
     """vLLM's (and SGLang's) `GET /v1/models`: `max_model_len` of the served model."""
-    models = field(listing, "data")
+    models = _field(listing, "data")
     if not isinstance(models, list):
         return None
-    entries = [m for m in models if field(m, "id") == name] or (models if len(models) == 1 else [])
-    return _window(field(entries[0], "max_model_len")) if entries else None
+    entries = [m for m in models if _field(m, "id") == name] or (models if len(models) == 1 else [])
+    return _window(_field(entries[0], "max_model_len")) if entries else None
 
 
-def window_from_props(props: object) -> int | None:
+def _window_from_props(props: object) -> int | None:
     """llama.cpp's server `GET {root}/props`: `default_generation_settings.n_ctx` (per slot), else a
     top-level `n_ctx` (newer servers)."""
-    settings = field(props, "default_generation_settings")
-    return _window(field(settings, "n_ctx")) or _window(field(props, "n_ctx"))
+    settings = _field(props, "default_generation_settings")
+    return _window(_field(settings, "n_ctx")) or _window(_field(props, "n_ctx"))
 
 
 def _text(value: object) -> str:
@@ -281,20 +299,20 @@ def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):  # [{"type": "text", "text": "..."}, ...]
-        return "".join(str(field(p, "text") or "") for p in value if field(p, "type") == "text")
+        return "".join(str(_field(p, "text") or "") for p in value if _field(p, "type") == "text")
     raise Malformed(f"content that is not text: {_glimpse(value)}")
 
 
 def _reasoning(holder: object) -> str:
     for name in _REASONING_FIELDS:  # some servers send both, with the same text: take one
-        value = field(holder, name)
+        value = _field(holder, name)
         if isinstance(value, str) and value:
             return value
     return ""
 
 
 def _finish(choice: object) -> str | None:
-    value = field(choice, "finish_reason")
+    value = _field(choice, "finish_reason")
     return value if isinstance(value, str) else None
 
 

@@ -78,14 +78,14 @@ class Unfit(Exception):
         self.wants = wants
 
 
-Convert = Callable[[object], object]
+_Convert = Callable[[object], object]
 
 
 @dataclass(frozen=True, slots=True)
 class Type:
     """What binding knows about one annotation."""
 
-    convert: Convert  # raises Unfit
+    convert: _Convert  # raises Unfit
     wants: str  # for a refusal: "a whole number"
     shown: str  # for the listing: "int"; "" for text
     text: bool = False  # takes text as written (str, unannotated)

@@ -23,7 +23,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["Field", "Written", "fields", "literal", "structured", "unquote"]
+__all__ = ["Field", "Written", "fields", "literal", "structured"]
 
 _DEPTH = 100  # nesting deeper than this is not read as a literal
 _SPACE = re.compile(r"[ \t\r\n]*+")
@@ -111,7 +111,7 @@ def fields(text: str) -> list[Field]:
         else:
             comma = text.find(",", at)
             stop = len(text) if comma == -1 else comma
-            found.append(Field(name, unquote(text[at:stop].strip()), text[start:stop].strip(), start))
+            found.append(Field(name, _unquote(text[at:stop].strip()), text[start:stop].strip(), start))
         if stop == len(text):
             break
         pos = stop + 1
@@ -120,7 +120,7 @@ def fields(text: str) -> list[Field]:
     return found
 
 
-def unquote(value: str) -> str:
+def _unquote(value: str) -> str:
     """`value` without one pair of matching quotes (or backticks) around it, when none is inside."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in _QUOTES and value[0] not in value[1:-1]:
         return value[1:-1]
