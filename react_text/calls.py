@@ -33,30 +33,18 @@ import threading
 import time
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from . import prompting
 from .tools import Tool, as_text
+from .types import Outcome
 
 __all__ = [
-    "Outcome",
     "acall",
     "acall_all",
     "call",
     "call_all",
 ]
-
-Kind = Literal["ok", "error", "timeout"]
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a tool call came to: its result as text, or what went wrong, in words for the model."""
-
-    kind: Kind
-    text: str
-    error_type: str = ""  # the exception's class when kind is "error" (for telemetry's error.type)
 
 
 def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Literal
 
 from . import binding, guard, prompting, runon, several
 from .budget import Meter
-from .calls import Outcome
 from .errors import ContextLengthError, ModelError, scrub
 from .grammar import MAX_ANSWER, protocol_grammar
 from .history import THOUGHT_CUE, History
@@ -48,6 +47,7 @@ from .types import (
     Actions,
     Final,
     Message,
+    Outcome,
     ParseError,
     Reading,
     Reply,

@@ -15,6 +15,8 @@ __all__ = [
     "Final",
     "Message",
     "Model",
+    "Outcome",
+    "OutcomeKind",
     "ParseError",
     "ParseErrorReason",
     "Parsed",
@@ -155,6 +157,18 @@ class Reply:
     usage: Usage | None = None
     finish_reason: str | None = None
     reasoning: str | None = None
+
+
+OutcomeKind = Literal["ok", "error", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What running a tool came to: its result as text, or what went wrong, in words for the model."""
+
+    kind: OutcomeKind
+    text: str
+    error_type: str = ""  # the exception's class when kind is "error" (for telemetry's error.type)
 
 
 @dataclass(frozen=True, slots=True)
