@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from . import budget, calls, prompting, telemetry
+from . import budget, prompting, running, telemetry
 from .episode import (
     Approval,
     Approve,
@@ -286,7 +286,7 @@ class AsyncRun(_Driven):
 
 # What the two drivers share, so that they cannot drift: what a model's, a tool's or an approver's
 # exception comes to. A ModelError is a Failed event (the run ends "model_error"); what a tool
-# raises is its observation (calls.py); anything else is raised to the caller, the same under both
+# raises is its observation (running.py); anything else is raised to the caller, the same under both
 # drivers, except that a StopIteration or StopAsyncIteration is raised as a RuntimeError: either
 # would end the caller's `for` or `async for` quietly, as if the run were over.
 
@@ -340,10 +340,10 @@ def _perform(agent: Agent, command: Command) -> Event:
             raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
         return Decided(decision)
     if isinstance(command, InvokeAll):
-        made = calls.call_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
+        made = running.run_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
         return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
     assert not isinstance(command, Emit | Done)
-    return Ran(calls.call(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
+    return Ran(running.run(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
 
 async def _aperform(agent: Agent, command: Command) -> Event:
@@ -367,10 +367,10 @@ async def _aperform(agent: Agent, command: Command) -> Event:
             decision = await _aguarded("approver", decision)
         return Decided(decision)
     if isinstance(command, InvokeAll):
-        made = await calls.acall_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
+        made = await running.arun_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
         return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
     assert not isinstance(command, Emit | Done)
-    return Ran(await calls.acall(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
+    return Ran(await running.arun(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
 
 def _window(agent: Agent) -> int | None:

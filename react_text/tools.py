@@ -30,7 +30,6 @@ __all__ = [
     "Tool",
     "as_text",
     "as_tools",
-    "call",
     "listing",
     "tool",
     "truncate",
@@ -134,18 +133,6 @@ def as_tools(items: Iterable[Tool | Callable[..., object]]) -> tuple[Tool, ...]:
 def listing(tools: Iterable[Tool]) -> str:
     """The tool list for the instruction block, one line a tool."""
     return "\n".join(f"- {t.form}: {t.description}" if t.description else f"- {t.form}" for t in tools)
-
-
-def call(t: Tool, text: str) -> str:
-    """Run the tool on an input text as a run would, under its own time limit; the observation
-    text. Never raises. An input the tool cannot take is refused (binding.Refusal) without running it.
-    """
-    from . import calls  # calls imports this module
-
-    bound = binding.bind(t, text)
-    if isinstance(bound, binding.Refusal):
-        return bound.message
-    return calls.call(t, bound, t.timeout).text
 
 
 def as_text(name: str, value: object) -> str:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from react_text.running import run_text
 from react_text.toolbox import CalculatorError, Files, calculate, calculator
-from react_text.tools import call
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_calculator_refuses(expression: str) -> None:
 
 
 def test_calculator_tool_reports_errors_as_observations() -> None:
-    assert call(calculator, "9 ** 9 ** 9").startswith("The tool calculator failed with CalculatorError")
+    assert run_text(calculator, "9 ** 9 ** 9").startswith("The tool calculator failed with CalculatorError")
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from react_text import Agent, ScriptedModel, tool
 from react_text.budget import counter
 from react_text.prompting import render
+from react_text.running import run_text
 from react_text.toolbox import default_tools
-from react_text.tools import Tool, as_text, call, listing, truncate
+from react_text.tools import Tool, as_text, listing, truncate
 
 
 def lookup(item: str) -> str:
@@ -56,7 +57,7 @@ def test_a_tool_built_directly_takes_several_parameters() -> None:
     made = Tool("add", "Add two numbers.", add)
     assert made.params == ("a", "b")
     assert made.form == "add[a: float, b: float]"
-    assert call(made, "2, 3") == "5.0"
+    assert run_text(made, "2, 3") == "5.0"
     _, result = run(["ACTION: add[2, 3]", "FINAL: 5"], [made])
     assert result.steps[0].observation == "5.0"
 
@@ -105,7 +106,7 @@ def test_an_unresolvable_return_annotation_does_not_matter() -> None:
     def shout(text: str) -> Undefined:  # type: ignore[name-defined]  # noqa: F821
         return text.upper()
 
-    assert call(tool(shout), "hi") == "HI"
+    assert run_text(tool(shout), "hi") == "HI"
 
 
 def test_replacing_a_field_keeps_what_was_derived_and_is_cheap() -> None:
@@ -120,8 +121,8 @@ def test_an_async_tool_is_run_to_completion() -> None:
     async def fetch(url: str, retries: int = 1) -> str:
         return f"{url} {retries}"
 
-    assert call(tool(fetch), "example.org, 2") == "example.org 2"
-    assert call(tool(fetch, timeout=5), "example.org") == "example.org 1"
+    assert run_text(tool(fetch), "example.org, 2") == "example.org 2"
+    assert run_text(tool(fetch, timeout=5), "example.org") == "example.org 1"
 
 
 class Mode(enum.Enum):
@@ -208,7 +209,7 @@ def test_the_built_in_tools_take_their_whole_input(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", ["2, 3", "[2, 3]", '{"a": 2, "b": 3}', " 2 ,3 ", "a=2, b=3", "2, b=3"])
 def test_several_parameters_from_text(text: str) -> None:
-    assert call(tool(add), text) == "5.0"
+    assert run_text(tool(add), text) == "5.0"
 
 
 def test_an_input_the_tool_cannot_take_is_refused_without_running_it() -> None:
@@ -218,25 +219,27 @@ def test_an_input_the_tool_cannot_take_is_refused_without_running_it() -> None:
         ran.append((a, b))
         return "ran"
 
-    assert call(tool(record, name="add"), "two, three") == render(
+    assert run_text(tool(record, name="add"), "two, three") == render(
         "corrections/bad_input",
         tool="add",
         problem='a takes a number, not "two"; b takes a number, not "three"',
         form="add[a: float, b: float]",
     )
-    assert call(tool(record, name="add"), "2") == render(
+    assert run_text(tool(record, name="add"), "2") == render(
         "corrections/bad_input", tool="add", problem="b is missing", form="add[a: float, b: float]"
     )
     assert ran == []
 
 
 def test_a_tool_that_raises_is_an_observation() -> None:
-    assert call(tool(lookup, name="boom", description=""), "x") == "x"
+    assert run_text(tool(lookup, name="boom", description=""), "x") == "x"
 
     def boom(x: str) -> str:
         raise KeyError(x)
 
-    assert call(tool(boom), "x") == render("corrections/tool_error", tool="boom", error_type="KeyError", error="'x'")
+    assert run_text(tool(boom), "x") == render(
+        "corrections/tool_error", tool="boom", error_type="KeyError", error="'x'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -394,11 +397,11 @@ def test_truncation_through_the_agent() -> None:
 
 def test_a_tool_bind_is_cheap() -> None:
     made = tool(search)
-    call(made, "warm, 1")
+    run_text(made, "warm, 1")
     for text in ("cats, 3", '{"query": "cats", "limit": 3}', 'query="cats", limit=3'):
         started = time.perf_counter()
         for _ in range(200):
-            call(made, text)
+            run_text(made, text)
         assert (time.perf_counter() - started) / 200 < 0.002, text  # measured: tens of microseconds
 
 
@@ -413,5 +416,5 @@ def test_inspect_signature_is_not_recomputed_per_call(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(inspect, "signature", spy)
     for _ in range(3):
-        assert call(dataclasses.replace(made, timeout=None), "1, 2") == "3.0"
+        assert run_text(dataclasses.replace(made, timeout=None), "1, 2") == "3.0"
     assert calls == []

@@ -1,8 +1,9 @@
-"""Run one tool call under its time limit, from a sync or an async run. Nothing escapes.
+"""Run a tool under its time limit, from a sync or an async run. Nothing escapes.
 
-    outcome = call(tool, arguments, seconds)             # a sync run
-    outcome = await acall(tool, arguments, seconds)      # an async run
-    outcomes = call_all(calls) / await acall_all(calls)  # several calls at once: (Outcome, seconds) each
+    outcome = run(tool, arguments, seconds)             # a sync run
+    outcome = await arun(tool, arguments, seconds)      # an async run
+    outcomes = run_all(calls) / await arun_all(calls)   # several at once: (Outcome, seconds) each
+    text = run_text(tool, "2, 3")                       # from an input text, as a run would
 
 A plain function in a sync run, on the main thread, runs inline under a SIGALRM timer: the time
 limit costs two system calls, and a tool that overruns is interrupted where it stands (its
@@ -14,7 +15,7 @@ thread, so a hung tool never blocks the other episodes on the event loop. An `as
 awaited under `asyncio.timeout` in an async run, and run to completion on an event loop of its own
 in a sync run.
 
-Several calls at once (the independent actions of one reply): in an async run each is `acall`ed,
+Several calls at once (the independent actions of one reply): in an async run each is `arun`,
 all gathered, so async tools run concurrently and plain functions each on a worker thread; in a
 sync run each call is made on a thread of its own, so a plain function runs on a worker thread
 (abandoned, not interrupted, when it overruns) and an async one on a loop of its own. Each call
@@ -35,19 +36,31 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import prompting
+from . import binding, prompting
 from .tools import Tool, as_text
 from .types import Outcome
 
 __all__ = [
-    "acall",
-    "acall_all",
-    "call",
-    "call_all",
+    "Invocation",
+    "arun",
+    "arun_all",
+    "run",
+    "run_all",
+    "run_text",
 ]
 
 
-def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
+def run_text(tool: Tool, text: str) -> str:
+    """Run the tool on an input text as a run would, under its own time limit; the observation
+    text. Never raises. An input the tool cannot take is refused (binding.Refusal) without running it.
+    """
+    bound = binding.bind(tool, text)
+    if isinstance(bound, binding.Refusal):
+        return bound.message
+    return run(tool, bound, tool.timeout).text
+
+
+def run(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in a sync run. Never raises (KeyboardInterrupt passes; a tool's SystemExit is an observation)."""
     if inspect.iscoroutinefunction(tool.fn):
         return _settle(tool, seconds, lambda: _run_coroutine(tool, arguments, seconds))
@@ -59,16 +72,16 @@ def call(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -
     return _settle(tool, seconds, lambda: _pool.run(job, seconds))
 
 
-Call = tuple[Tool, inspect.BoundArguments, float | None]  # a tool, its arguments, its time limit
+Invocation = tuple[Tool, inspect.BoundArguments, float | None]  # a tool, its arguments, its time limit
 
 
-def call_all(calls: Sequence[Call]) -> tuple[tuple[Outcome, float], ...]:
+def run_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
     """Make the calls at once in a sync run: each outcome and its wall time, in order. Never raises."""
     results: list[tuple[Outcome, float] | None] = [None] * len(calls)
 
     def make(index: int, tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> None:
         started = time.perf_counter()
-        results[index] = (call(tool, arguments, seconds), time.perf_counter() - started)
+        results[index] = (run(tool, arguments, seconds), time.perf_counter() - started)
 
     threads = [
         threading.Thread(target=make, args=(i, *c), name="react-text-call", daemon=True) for i, c in enumerate(calls)
@@ -83,18 +96,18 @@ def call_all(calls: Sequence[Call]) -> tuple[tuple[Outcome, float], ...]:
     )
 
 
-async def acall_all(calls: Sequence[Call]) -> tuple[tuple[Outcome, float], ...]:
+async def arun_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
     """Make the calls at once in an async run: each outcome and its wall time, in order. Never raises."""
 
     async def make(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> tuple[Outcome, float]:
         started = time.perf_counter()
-        outcome = await acall(tool, arguments, seconds)
+        outcome = await arun(tool, arguments, seconds)
         return outcome, time.perf_counter() - started
 
     return tuple(await asyncio.gather(*(make(*c) for c in calls)))
 
 
-async def acall(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
+async def arun(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in an async run, without blocking the event loop. Never raises."""
     try:
         if inspect.iscoroutinefunction(tool.fn):
