@@ -20,16 +20,16 @@ trainer's own source defines, read at these commits:
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from conftest import Drive, make_agent
 
 from react_text import Agent
-from react_text.limits import Limits
 from react_text.trajectory import as_record, as_skyrl, as_trl, as_verifiers, as_verl
 from react_text.types import Reply, Request, RunResult, Tokens
-
-from conftest import Drive, make_agent
 
 VERL_FIELDS = [  # AgentLoopOutput, in source order
     "prompt_ids",
@@ -144,7 +144,7 @@ def model_logprobs(n: int) -> tuple[float, ...]:
 
 def test_ids_cut_by_a_stop_sequence_are_counted_not_kept(drive: Drive) -> None:
     reply = " I look.\nACTION: lookup[x]\nOBSERVATION: 7"  # a made-up observation: the stop cuts it
-    result, model = run(drive, [reply, " Done.\nFINAL: 42"])
+    result, _ = run(drive, [reply, " Done.\nFINAL: 42"])
     assert result.trajectory is not None
     first = result.trajectory.segments[0].turns[0]
     assert first.completion == len(b" I look.\nACTION: lookup[x]")
@@ -227,3 +227,26 @@ def test_the_async_driver_records_the_same_trajectory() -> None:
     sync = Agent(ByteModel(list(replies)), tools=[lookup]).run("What is x?")
     other = asyncio.run(Agent(ByteModel(list(replies)), tools=[lookup]).arun("What is x?"))
     assert sync.trajectory == other.trajectory
+
+
+def test_eval_writes_one_trajectory_line_per_episode_with_its_reward(tmp_path: Path) -> None:
+    from react_text import evaluation
+
+    tasks = [evaluation.Task("right", "What is 17 + 25?", "42"), evaluation.Task("wrong", "What is 17 + 25?", "7")]
+    out = tmp_path / "trajectories.jsonl"
+
+    def model_for(task: evaluation.Task) -> ByteModel:
+        return ByteModel([" I add.\nACTION: calculator[17 + 25]", " Found.\nFINAL: 42"])
+
+    outcomes = evaluation.evaluate(tasks, model_for, root=tmp_path, trajectories=out)
+    lines = {line["id"]: line for line in map(json.loads, out.read_text().splitlines())}
+    assert [o.ok for o in outcomes] == [True, False]
+    assert lines["right"]["reward"] == 1.0 and lines["wrong"]["reward"] == 0.0
+    assert lines["right"]["stop_reason"] == "final" and lines["right"]["exact"] is True
+    (segment,) = lines["right"]["segments"]
+    assert len(segment["ids"]) == len(segment["mask"]) == len(segment["logprobs"])
+    assert bytes(segment["ids"][segment["prompt"] :]).endswith(b"FINAL: 42")
+
+    out.unlink()
+    evaluation.evaluate(tasks[:1], model_for, root=tmp_path, trajectories=out, reward=lambda task, result: 0.25)
+    assert json.loads(out.read_text())["reward"] == 0.25
