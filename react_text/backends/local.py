@@ -300,8 +300,6 @@ class LocalModel:
             stopping_criteria=self._stopping_criteria,  # close() stops a call at its next token
         )
         for token in generated:
-            if len(ids) >= request.max_tokens:
-                break
             logits = np.ctypeslib.as_array(self._llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
             if self._llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
                 finish = "stop"
@@ -316,6 +314,8 @@ class LocalModel:
             found = _first_stop(data, request.stop)
             if found is not None:
                 finish, cut = "stop", found
+                break
+            if len(ids) >= request.max_tokens:
                 break
         generated.close()
         kept_bytes = data if cut is None else data[:cut]
