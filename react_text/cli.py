@@ -149,6 +149,11 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--trace", metavar="DIR", help="write a trace per task to DIR/ID.jsonl (an id's odd characters escaped)"
     )
+    evaluate.add_argument(
+        "--trajectories",
+        metavar="FILE",
+        help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward",
+    )
     _module_flag(evaluate, "add the public functions of a module (a name on the path, or a file) to every task's tools")
     _mcp_flags(evaluate)
     evaluate.set_defaults(handler=_eval)
@@ -773,6 +778,11 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         out = open(args.out, "a" if args.resume else "w", encoding="utf-8") if args.out else None  # noqa: SIM115
     except OSError as exc:
         raise ConfigError(f"cannot write {args.out}: {exc.strerror}") from exc
+    if args.trajectories:
+        try:
+            Path(args.trajectories).open("a" if args.resume else "w", encoding="utf-8").close()
+        except OSError as exc:
+            raise ConfigError(f"cannot write {args.trajectories}: {exc.strerror}") from exc
 
     async def run_all() -> None:
         async for outcome in evaluation.aevaluate(
@@ -785,6 +795,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
             parser=parsing.PARSERS[settings.parser or "tolerant"],
             traces=Path(args.trace) if args.trace else None,
             tools=extra,
+            trajectories=Path(args.trajectories) if args.trajectories else None,
         ):
             outcomes.append(outcome)
             if out:

@@ -62,6 +62,7 @@ __all__ = [
 
 _NUMBER = regex.compile(r"-?\d[\d,]*(?:\.\d+)?")
 ModelFor = Callable[["Task"], Model]
+Reward = Callable[["Task", RunResult], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,12 +295,17 @@ async def aevaluate(
     parser: Parser = parse,
     traces: Path | None = None,
     tools: Sequence[Tool] = (),
+    trajectories: Path | None = None,
+    reward: Reward | None = None,
 ) -> AsyncIterator[Outcome]:
     """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
 
     `root` is the folder the file tools read. `traces`: a folder to write one trace per task
     (`trace_name(id)`, as `react-text run --trace` writes it). `tools`: more tools for every task
     (a module's functions, an MCP server's tools), besides the built-in ones its line names.
+    `trajectories`: a file to append one JSON line per episode to, its token ids, masks and
+    log-probabilities (`trajectory_line`), with `reward(task, result)` (default: 1.0 when the
+    scorer says the answer is right, else 0.0).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
@@ -318,7 +324,12 @@ async def aevaluate(
             else:
                 model = models(task)  # type: ignore[operator]
             try:
-                return await _episode(task, model, root, limits, prompting, parser, traces, tools)
+                outcome, result = await _episode(task, model, root, limits, prompting, parser, traces, tools)
+                if trajectories is not None:
+                    score = reward(task, result) if reward is not None else float(outcome.ok)
+                    with open(trajectories, "a", encoding="utf-8") as out:
+                        out.write(json.dumps(trajectory_line(task, result, score)) + "\n")
+                return outcome
             finally:
                 if servers:
                     busy[which] -= 1
@@ -342,7 +353,7 @@ async def _episode(
     parser: Parser,
     traces: Path | None,
     extra: Sequence[Tool],
-) -> Outcome:
+) -> tuple[Outcome, RunResult]:
     chosen = toolset(task.tools, root, extra)
     agent = Agent(model, tools=chosen, limits=limits, prompting=prompting, parser=parser)
     started = time.perf_counter()
@@ -350,7 +361,17 @@ async def _episode(
         result = await agent.arun(task.task)
     else:
         result = await _traced(agent, task, root, traces)
-    return _outcome(task, result, time.perf_counter() - started, _server(model))
+    return _outcome(task, result, time.perf_counter() - started, _server(model)), result
+
+
+def trajectory_line(task: Task, result: RunResult, reward: float) -> dict[str, Any]:
+    """One episode for a trainer: its reward, how it stopped, and its token ids (None without them)."""
+    from .trajectory import as_record
+
+    line: dict[str, Any] = {"id": task.id, "reward": reward, "stop_reason": result.stop_reason, "answer": result.answer}
+    if result.trajectory is None:
+        return line | {"exact": False, "reason": "the model gives no token ids", "segments": None}
+    return line | as_record(result.trajectory)
 
 
 async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from . import budget, prompting, running, telemetry
+from . import budget, prompting, running, telemetry, trajectory
 from .episode import (
     Approval,
     Approve,
@@ -183,6 +183,7 @@ class _Driven:
         self._spans = telemetry.RunSpans()
         self._handed = 0  # steps handed out
         self._closed = False
+        self._tokens = trajectory.Recorder(chat=agent.model.api == "chat")
 
     @property
     def result(self) -> RunResult:
@@ -212,11 +213,12 @@ class _Driven:
         """At an Emit or Done command: the step to hand out, or None at the end."""
         assert self._episode is not None
         if isinstance(command, Done):
-            self._result = command.result
+            self._result = self._tokens.finish(command.result)
             self._command = command
             self._spans.end(command.result)
             return None
         assert isinstance(command, Emit)
+        self._tokens.emitted()
         self._command = self._episode.send(None)
         self._handed += 1
         return command.step
@@ -240,6 +242,7 @@ class Run(_Driven):
             while not isinstance(command, Emit | Done):
                 with self._spans.around(command) as span:
                     event = _perform(agent, command)
+                    self._tokens.see(command, event)
                     command = self._episode.send(event)
                     span.record(event, self._episode.counted)
         except BaseException as exc:
@@ -273,6 +276,7 @@ class AsyncRun(_Driven):
             while not isinstance(command, Emit | Done):
                 with self._spans.around(command) as span:
                     event = await _aperform(agent, command)
+                    self._tokens.see(command, event)
                     command = self._episode.send(event)
                     span.record(event, self._episode.counted)
         except BaseException as exc:

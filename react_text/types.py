@@ -50,6 +50,13 @@ StopReason = Literal[
 
 Role = Literal["system", "user", "assistant"]
 
+SegmentReason = Literal[
+    "start",  # the run's first call
+    "elided",  # the history was elided for the context window: the prompt was rewritten
+    "template",  # a chat template rendered the conversation anew (earlier turns changed)
+    "rewritten",  # the prompt did not extend what the model was last given, for another reason
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Action:
@@ -146,6 +153,26 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
+class Tokens:
+    """One call as token ids, from a backend that keeps them (`LocalModel`).
+
+    `prompt` is every id the model was given, as it evaluated them; `ids` the ids it sampled whose
+    text lies wholly inside `Reply.text`, with their log-probabilities (the model's own log-softmax,
+    before temperature and grammar) and where each one's text ends in `Reply.text`. `sampled`
+    counts every id sampled, those past the text too (a stop sequence, the end-of-text token).
+    `exact` is False, with `reason`, when the ids were derived from text rather than sampled.
+    """
+
+    prompt: tuple[int, ...]
+    ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    ends: tuple[int, ...]
+    sampled: int
+    exact: bool = True
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """What a model returned. `usage` is None when the backend does not report it.
 
@@ -157,6 +184,7 @@ class Reply:
     usage: Usage | None = None
     finish_reason: str | None = None
     reasoning: str | None = None
+    tokens: Tokens | None = None  # the call as token ids, when the backend keeps them
 
 
 OutcomeKind = Literal["ok", "error", "timeout"]
@@ -200,6 +228,60 @@ class RunResult:
     forced: bool = False  # the answer came from the one last call made at a limit
     error: str | None = None  # why the run stopped, in words, when it did not end with a final answer
     tool_calls: int = field(default=0)
+    trajectory: Trajectory | None = None  # the run as token ids, when the model gives them
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One model call inside a segment: its sampled ids, then the ids the engine appended after them.
+
+    `start` indexes the segment's ids. `dropped` counts sampled ids left out (cut by a stop sequence
+    or the guard); `inside` is True when the guard's cut fell inside a token, whose text then
+    reaches the model again as appended ids.
+    """
+
+    step: int
+    start: int
+    completion: int  # sampled ids kept, loss mask 1
+    appended: int  # ids the engine appended after them (observation, correction, note), mask 0
+    dropped: int = 0
+    inside: bool = False
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """An append-only token sequence: the prompt's ids, then each turn's sampled and appended ids.
+
+    `mask` is 1 where the model sampled the id, 0 where it was given it; `logprobs` has one entry
+    per id, 0.0 where the mask is 0 (as verl, TRL and SkyRL pad them).
+    """
+
+    reason: SegmentReason
+    prompt: int  # the first `prompt` ids are the prompt the segment starts from
+    ids: tuple[int, ...]
+    mask: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """A run as the tokens the model saw and sampled: one segment unless a prompt was rewritten."""
+
+    segments: tuple[Segment, ...]
+    exact: bool = True  # every id was sampled or given to the model as it is here
+    reason: str = ""  # why not exact
+
+    @property
+    def turns(self) -> int:
+        return sum(len(s.turns) for s in self.segments)
+
+    @property
+    def extended(self) -> float:
+        """The share of turns after the first that extended the sequence before them."""
+        later = self.turns - 1
+        return 1.0 if later <= 0 else (later - (len(self.segments) - 1)) / later
 
 
 Api = Literal["chat", "completion"]

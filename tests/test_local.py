@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import re
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -38,8 +39,9 @@ def test_solves_arithmetic_with_the_calculator(model: LocalModel, task: str, ans
 
 def test_reports_usage_in_its_own_tokens(model: LocalModel) -> None:
     result = agent(model).run("What is 17 * 23 + 5?")
-    last = result.steps[-1].usage  # render_last is the prompt of the last call
-    assert last.prompt_tokens - model.count_tokens(model.render_last) in (0, 1)  # 1: a BOS token
+    last = result.steps[-1].usage
+    assert result.trajectory is not None  # the prompt's ids are the last turn's segment up to its completion
+    assert last.prompt_tokens == result.trajectory.segments[-1].turns[-1].start
 
 
 def test_prefix_cache_evaluates_only_new_tokens(model: LocalModel) -> None:
@@ -173,16 +175,16 @@ def test_agenerate_runs_off_the_event_loop_one_call_at_a_time(model: LocalModel)
     request = Request("QUESTION: What is 2 + 2?\nTHOUGHT:", ("OBSERVATION:",), 24)
     expected = model.generate(request)
     spans: list[tuple[float, float]] = []
-    create = model._llm.create_completion
+    generate = model._llm.generate
 
-    def timed(*args: object, **kwargs: object) -> object:
+    def timed(*args: object, **kwargs: object) -> Iterator[int]:
         started = time.perf_counter()
         try:
-            return create(*args, **kwargs)
+            yield from generate(*args, **kwargs)
         finally:
             spans.append((started, time.perf_counter()))
 
-    model._llm.create_completion = timed  # type: ignore[method-assign]
+    model._llm.generate = timed  # type: ignore[method-assign]
     try:
 
         async def main() -> tuple[list[Reply], int]:
@@ -203,7 +205,7 @@ def test_agenerate_runs_off_the_event_loop_one_call_at_a_time(model: LocalModel)
 
         replies, ticks = asyncio.run(main())
     finally:
-        del model._llm.create_completion
+        del model._llm.generate
     assert [r.text for r in replies] == [expected.text] * 5
     spans.sort()
     assert len(spans) == 5 and all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # never overlapping

@@ -41,7 +41,7 @@ from typing import Any
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError
 from ..limits import Limits, Prompting
-from ..types import Api, Message, Reply, Request, Usage
+from ..types import Api, Message, Reply, Request, Tokens, Usage
 
 __all__ = [
     "REPLY_TOKENS",
@@ -141,6 +141,7 @@ class LocalModel:
         self._worker: ThreadPoolExecutor | None = None  # agenerate's thread, made on first use
         self._stop = threading.Event()  # set by close: a call in progress stops at its next token
         self._stopping_criteria = llama_cpp.StoppingCriteriaList([self._stopping])
+        self._last: _Sequence | None = None  # the last call's ids, extended by the next call
 
     @property
     def name(self) -> str:
@@ -176,13 +177,11 @@ class LocalModel:
         return "".join(text for text, _ in self._segments(request))
 
     def tokens(self, request: Request) -> list[int]:
-        """The exact tokens the model is given: control tokens only where the template put them."""
-        tokens: list[int] = []
-        for text, special in self._segments(request):
-            if text:
-                encoded = text.encode("utf-8")
-                tokens += self._llm.tokenize(encoded, add_bos=not tokens, special=special)
-        return tokens
+        """The tokens of `request` tokenized afresh: control tokens only where the template put them.
+
+        A call gives the model its last ids extended instead (`Reply.tokens.prompt`), so a call
+        after the first may differ from this where the text's tokens merge across a turn."""
+        return self.tokens_of(self._segments(request))
 
     def _segments(self, request: Request) -> list[Segment]:
         if isinstance(request.prompt, str):
@@ -225,7 +224,8 @@ class LocalModel:
         if request.grammar:
             text = protocol.after_cue(request.grammar) if continued else request.grammar
             grammar = _compile(self._llama_cpp, text)
-        tokens = self.tokens(request)
+        segments = self._segments(request)
+        tokens = self._extend(segments)
         if len(tokens) + request.max_tokens > self.n_ctx:
             raise ContextLengthError(
                 f"the prompt ({len(tokens)} tokens) and reply allowance ({request.max_tokens}) "
@@ -238,29 +238,135 @@ class LocalModel:
             self._llm.reset()  # type: ignore[no-untyped-call]
         started = time.perf_counter()
         try:
-            out: Any = self._llm.create_completion(
-                prompt=tokens,
-                max_tokens=request.max_tokens,
-                temperature=self.temperature,
-                stop=list(request.stop),
-                grammar=grammar,
-                seed=self.seed,
-                stopping_criteria=self._stopping_criteria,
-            )
+            sampled = self._sample(tokens, request, grammar)
         except (RuntimeError, ValueError) as exc:
             failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
             raise failure(f"llama.cpp failed: {exc}") from exc
-        choice = out["choices"][0]
-        text = choice["text"]
-        usage = Usage(out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"])
+        self._last = _Sequence(tuple(segments), tuple(tokens), sampled.ids, sampled.pieces)
+        usage = Usage(len(tokens), len(sampled.ids))
         self.stats.calls += 1
         self.stats.prompt_tokens += usage.prompt_tokens
         self.stats.evaluated_tokens += len(tokens) - cached
         self.stats.completion_tokens += usage.completion_tokens
         self.stats.seconds += time.perf_counter() - started
-        if continued:
-            text = f"{THOUGHT_CUE}{text}"
-        return Reply(text, usage, choice.get("finish_reason"))
+        shift = len(THOUGHT_CUE) if continued else 0
+        text = f"{THOUGHT_CUE}{sampled.text}" if continued else sampled.text
+        kept = sampled.kept
+        ends = tuple(shift + e for e in sampled.ends[:kept])
+        ids = Tokens(tuple(tokens), sampled.ids[:kept], sampled.logprobs[:kept], ends, len(sampled.ids))
+        return Reply(text, usage, sampled.finish_reason, tokens=ids)
+
+    def _extend(self, segments: list[Segment]) -> list[int]:
+        """The prompt's ids: the last call's ids (prompt and sampled) as far as the new text goes on
+        from them, then the ids of the new text; the whole prompt tokenized only when it was rewritten."""
+        last = self._last
+        if last is None or len(segments) != len(last.segments) or segments[:-1] != list(last.segments[:-1]):
+            return self.tokens_of(segments)
+        old, _ = last.segments[-1]
+        new, special = segments[-1]
+        if special or not new.startswith(old):
+            return self.tokens_of(segments)
+        rest = new[len(old) :].encode("utf-8")
+        keep, used = 0, 0
+        for piece in last.pieces:
+            if not rest.startswith(piece, used):
+                break
+            keep, used = keep + 1, used + len(piece)
+        tail = rest[used:]
+        added = self._llm.tokenize(tail, add_bos=False, special=False) if tail else []
+        return [*last.prompt, *last.sampled[:keep], *added]
+
+    def tokens_of(self, segments: list[Segment]) -> list[int]:
+        tokens: list[int] = []
+        for text, special in segments:
+            if text:
+                encoded = text.encode("utf-8")
+                tokens += self._llm.tokenize(encoded, add_bos=not tokens, special=special)
+        return tokens
+
+    def _sample(self, tokens: list[int], request: Request, grammar: Any) -> _Sampled:
+        """Sample up to `max_tokens` ids after `tokens`, stopping at the end-of-text token or a stop
+        sequence; each id's log-probability read from the logits it was sampled from."""
+        import numpy as np
+
+        llm = self._llm
+        n_vocab = llm.n_vocab()
+        ids: list[int] = []
+        logprobs: list[float] = []
+        pieces: list[bytes] = []
+        data = b""
+        finish = "length"
+        cut: int | None = None
+        generated = llm.generate(
+            tokens,
+            top_k=40,
+            top_p=0.95,
+            min_p=0.05,
+            temp=self.temperature,
+            repeat_penalty=1.0,
+            grammar=grammar,
+            stopping_criteria=self._stopping_criteria,  # close() stops a call at its next token
+        )
+        for token in generated:
+            logits = np.ctypeslib.as_array(self._llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
+            if self._llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
+                finish = "stop"
+                break
+            row = logits.astype(np.float64)
+            top = row.max()
+            logprobs.append(float(row[token] - top - np.log(np.exp(row - top).sum())))
+            ids.append(token)
+            piece = llm.detokenize([token])
+            pieces.append(piece)
+            data += piece
+            found = _first_stop(data, request.stop)
+            if found is not None:
+                finish, cut = "stop", found
+                break
+            if len(ids) >= request.max_tokens:
+                break
+        generated.close()
+        kept_bytes = data if cut is None else data[:cut]
+        ends: list[int] = []
+        used = 0
+        for piece in pieces:
+            used += len(piece)
+            ends.append(len(kept_bytes[:used].decode("utf-8", errors="ignore")))
+        kept = 0
+        total = 0
+        for piece in pieces:
+            if total + len(piece) > len(kept_bytes):
+                break
+            total += len(piece)
+            kept += 1
+        text = kept_bytes.decode("utf-8", errors="replace")
+        return _Sampled(text, tuple(ids), tuple(logprobs), tuple(ends), tuple(pieces), kept, finish)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sampled:
+    text: str  # up to the first stop sequence
+    ids: tuple[int, ...]  # every id sampled (not the end-of-text token)
+    logprobs: tuple[float, ...]
+    ends: tuple[int, ...]  # where each id's text ends in `text`
+    pieces: tuple[bytes, ...]  # each id's bytes
+    kept: int  # the first `kept` ids lie wholly inside `text`
+    finish_reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Sequence:
+    """What the model was last given and sampled, to extend on the next call."""
+
+    segments: tuple[Segment, ...]
+    prompt: tuple[int, ...]
+    sampled: tuple[int, ...]
+    pieces: tuple[bytes, ...]
+
+
+def _first_stop(data: bytes, stops: tuple[str, ...]) -> int | None:
+    found = [i for i in (data.find(s.encode("utf-8")) for s in stops if s) if i >= 0]
+    return min(found) if found else None
 
 
 def _is_default(path: Path) -> bool:
