@@ -25,6 +25,17 @@ from typing import Any
 from .episode import Command, Event, Replied, Send
 from .types import Reply, RunResult, Segment, SegmentReason, Step, Tokens, Trajectory, Turn
 
+__all__ = [
+    "Call",
+    "Recorder",
+    "as_record",
+    "as_skyrl",
+    "as_trl",
+    "as_verifiers",
+    "as_verl",
+    "build",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
