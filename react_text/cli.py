@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import config, trace
+from . import config, scripts, trace
 from . import parser as parsing
 from .config import Choices
 from .episode import Approval
@@ -500,7 +500,7 @@ def _run(args: argparse.Namespace) -> int:
     task = args.task
     count_tokens = None
     if args.script:
-        script = config.script(args.script)
+        script = scripts.script(args.script)
         choices = choices.over(script.choices)
         model = script.model(api=args.api, grammar=args.grammar)
         count_tokens = script.count_tokens()
@@ -700,9 +700,9 @@ def _eval(args: argparse.Namespace) -> int:
             evaluation.toolset(names, root, extra)  # an unknown tool name is an error before anything runs
     models: Any
     if args.script:
-        models, recorded = config.scripts(args.script, {t.id: t.task for t in tasks})
+        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
         choices = choices.over(recorded)
-        probe = models(tasks[0]) if tasks else config.Script(()).model()
+        probe = models(tasks[0]) if tasks else scripts.Script(()).model()
         concurrency = args.concurrency or 4
     else:
         urls = args.base_url or [None]

@@ -377,7 +377,8 @@ def trajectory_line(task: Task, result: RunResult, reward: float) -> dict[str, A
 async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:
     from dataclasses import replace
 
-    from .config import describe, trace_name
+    from .config import describe
+    from .scripts import trace_name
     from .trace import Tracer, window
 
     with Tracer(folder / trace_name(task.id)) as tracer:

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_text import ConfigError, cli
-from react_text.config import task_id, trace_name
 from react_text.evaluation import load
+from react_text.scripts import task_id, trace_name
 
 TESTS = Path(__file__).resolve().parent
 COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'mcp_servers' / 'counter.py'))}"
