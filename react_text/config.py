@@ -27,7 +27,8 @@ from typing import Any
 from . import budget, parser, prompting
 from .errors import ConfigError, ModelError, safe_url, set_up
 from .importing import user_module
-from .limits import Limits, Prompting
+from .limits import Limits
+from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model, Reply
 

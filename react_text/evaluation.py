@@ -37,9 +37,10 @@ from typing import Any
 import regex
 
 from .errors import ConfigError, safe_url
-from .limits import Limits, Prompting
+from .limits import Limits
 from .loop import Agent, Parser
 from .parser import parse
+from .prompt_style import Prompting
 from .toolbox import CalculatorError, Files, calculate, calculator
 from .tools import Tool
 from .types import Model, RunResult

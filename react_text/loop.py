@@ -41,8 +41,9 @@ from .episode import (
     Send,
 )
 from .errors import ModelError
-from .limits import Limits, Prompting
+from .limits import Limits
 from .parser import parse
+from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing
 from .types import Action, Model, Parsed, Reply, RunResult, Step
 
