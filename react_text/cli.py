@@ -29,7 +29,8 @@ from . import parser as parsing
 from .config import Choices
 from .episode import Approval
 from .errors import ConfigError, ReactTextError, set_up
-from .limits import Limits, Prompting
+from .limits import Limits
+from .prompt_style import Prompting
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage

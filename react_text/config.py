@@ -15,11 +15,8 @@ with one line that says what to do; the command line prints it and exits 2.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 import inspect
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +25,9 @@ from typing import Any
 
 from . import budget, parser, prompting
 from .errors import ConfigError, ModelError, safe_url, set_up
-from .limits import Limits, Prompting
+from .importing import user_module
+from .limits import Limits
+from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model
 
@@ -184,36 +183,13 @@ def module_tools(spec: str) -> list[Tool]:
 
 
 def _import(spec: str) -> ModuleType:
-    path = Path(spec)
-    as_path = spec.endswith(".py") or os.sep in spec or (os.altsep is not None and os.altsep in spec)
-    try:
-        if as_path:
-            if not path.is_file():
-                raise ConfigError(f"--tools {spec}: no such file")
-            name = f"react_text_tools_{path.stem}"
-            loader = importlib.util.spec_from_file_location(name, path)
-            if loader is None or loader.loader is None:
-                raise ConfigError(f"--tools {spec}: not a Python file")
-            module = importlib.util.module_from_spec(loader)
-            sys.modules[name] = module  # dataclasses and pickling look a module up by name
-            loader.loader.exec_module(module)
-            return module
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        return importlib.import_module(spec)
-    except ConfigError:
-        raise
-    except ModuleNotFoundError as exc:
-        if exc.name == spec or spec.startswith(f"{exc.name}."):
-            raise ConfigError(
-                f"--tools {spec}: no such module here (give a module on the path, or a file: --tools ./{spec}.py)"
-            ) from exc
-        raise ConfigError(f"the tools module {spec!r} imports {exc.name!r}, which is not installed") from exc
-    except SyntaxError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if exc.filename else spec
-        raise ConfigError(f"{where}: the tools module {spec!r} has a syntax error: {exc.msg}") from exc
-    except Exception as exc:  # the user's module ran and failed (a tool boundary): say how, in one line
-        raise ConfigError(f"the tools module {spec!r} failed to import: {type(exc).__name__}: {exc}") from exc
+    return user_module(
+        spec,
+        flag=f"--tools {spec}",
+        label=f"the tools module {spec!r}",
+        missing=f"--tools {spec}: no such module here (give a module on the path, or a file: --tools ./{spec}.py)",
+        prefix="react_text_tools_",
+    )
 
 
 # --- the agent ------------------------------------------------------------------------------------

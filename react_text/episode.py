@@ -192,7 +192,9 @@ class Episode:
 
 
 @dataclass(frozen=True, slots=True)
-class _Called:
+class _Asked:
+    """What asking the model for one step came to: the step, the reply read, whether it was cut off."""
+
     step: Step
     parsed: Reading
     truncated: bool  # the reply hit its allowance
@@ -256,24 +258,24 @@ class _Protocol:
                 limit = "max_tokens"
                 number -= 1  # the call was not made
                 break
-            called = yield from self._call(number, allowance, forced=False)
-            if isinstance(called, RunResult):
-                return called
-            step, parsed = called.step, called.parsed
-            if isinstance(parsed, Final) and (ran := self._ran_on(parsed, called, allowance)) is not None:
+            asked = yield from self._ask(number, allowance, forced=False)
+            if isinstance(asked, RunResult):
+                return asked
+            step, parsed = asked.step, asked.parsed
+            if isinstance(parsed, Final) and (ran := self._ran_on(parsed, asked, allowance)) is not None:
                 return (yield from self._finish_step(step, "final", ran[0], error=ran[1]))
-            if isinstance(parsed, Final) and not (called.truncated and not parsed.discarded.strip()):
+            if isinstance(parsed, Final) and not (asked.truncated and not parsed.discarded.strip()):
                 return (yield from self._finish_step(step, "final", parsed.answer))
             tool_seconds = 0.0
             labelled = False
-            if isinstance(parsed, Actions) and (parsed.closed or not self._cut_off(called)):
+            if isinstance(parsed, Actions) and (parsed.closed or not self._cut_off(asked)):
                 self.format_errors = self.cut_answers = 0
                 several_acted = yield from self._act_all(parsed, number)
                 if several_acted is None:
                     return (yield from self._finish_step(step, "declined", error="the approver stopped the run"))
                 observation, tool_seconds, each = several_acted
                 step, labelled = replace(step, observations=each), True
-            elif isinstance(parsed, Action) and (parsed.closed or not self._cut_off(called)):
+            elif isinstance(parsed, Action) and (parsed.closed or not self._cut_off(asked)):
                 self.format_errors = self.cut_answers = 0
                 acted = yield from self._act(parsed, number)
                 if acted is None:
@@ -282,7 +284,7 @@ class _Protocol:
             else:
                 self.format_errors += 1
                 self.cut_answers = self.cut_answers + 1 if isinstance(parsed, Final) else 0
-                observation = self._correction(called, allowance)
+                observation = self._correction(asked, allowance)
             if self.format_errors >= self.limits.format_errors:  # the last straw: no call follows, no warning
                 step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
                 error = f"{self.format_errors} unreadable replies in a row"
@@ -321,18 +323,18 @@ class _Protocol:
         if not isinstance(allowance, int):
             return self._finish(limit, error=f"{words}; no room was left for the forced final call")
         self.meter.appended(self.history.add_note(note))
-        called = yield from self._call(number, allowance, forced=True)
-        if isinstance(called, RunResult):
-            return replace(called, stop_reason=limit, error=f"{words}; the forced final call failed: {called.error}")
-        self.steps.append(called.step)
-        yield Emit(called.step)
-        parsed = called.parsed
-        if isinstance(parsed, Final) and (ran := self._ran_on(parsed, called, allowance)) is not None:
+        asked = yield from self._ask(number, allowance, forced=True)
+        if isinstance(asked, RunResult):
+            return replace(asked, stop_reason=limit, error=f"{words}; the forced final call failed: {asked.error}")
+        self.steps.append(asked.step)
+        yield Emit(asked.step)
+        parsed = asked.parsed
+        if isinstance(parsed, Final) and (ran := self._ran_on(parsed, asked, allowance)) is not None:
             return self._finish(limit, ran[0], forced=True, error=f"{words}; {ran[1]}")
         if isinstance(parsed, Final):
             cut = (
                 f"; the answer reached the reply allowance of {allowance} tokens and may be cut"
-                if called.truncated
+                if asked.truncated
                 else ""
             )
             said = cut or at == WINDOW  # a window, unlike a budget or a step limit, is not in the stop reason
@@ -372,7 +374,7 @@ class _Protocol:
         )
         return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)
 
-    def _call(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Called | RunResult]:
+    def _ask(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Asked | RunResult]:
         elided = self.history.elided
         seconds = 0.0
         retried = False
@@ -442,7 +444,7 @@ class _Protocol:
             finish_reason=reply.finish_reason,
             elided=elided,
         )
-        return _Called(step, parsed, reply.finish_reason == "length")
+        return _Asked(step, parsed, reply.finish_reason == "length")
 
     def _bill(self, reply: Reply, estimate: int, local: int) -> Usage:
         usage = reply.usage or Usage(estimate, self.meter.scale(self.count(reply.text)))
@@ -581,10 +583,10 @@ class _Protocol:
                 result=texts[earlier],
             )
         each = tuple(t or "" for t in texts)
-        observation = prompting.observations_message((_call_words(a), t) for a, t in zip(actions, each, strict=True))
+        observation = prompting.observations_message((_action_words(a), t) for a, t in zip(actions, each, strict=True))
         if len(parsed.actions) > most:
             skipped = parsed.actions[most]
-            note = prompting.render("corrections/too_many_actions", most=most, skipped=_call_words(skipped))
+            note = prompting.render("corrections/too_many_actions", most=most, skipped=_action_words(skipped))
             observation = f"{observation}\n{note}"
         return observation, seconds, each
 
@@ -598,11 +600,11 @@ class _Protocol:
             "corrections/unknown_tool", tool=name, suggestion=suggestion, tools=", ".join(self.names)
         )
 
-    def _ran_on(self, final: Final, called: _Called, allowance: int) -> tuple[str, str] | None:
+    def _ran_on(self, final: Final, asked: _Asked, allowance: int) -> tuple[str, str] | None:
         """An answer that repeated itself until it was cut (at the allowance, or at the grammar's
         bound on an answer): the answer as far as its first repeat, and what happened, in words.
         Kept rather than asked again: the model gave its answer, and asked again it runs on again."""
-        cut = called.truncated and not final.discarded.strip()
+        cut = asked.truncated and not final.discarded.strip()
         bounded = self.grammar is not None and len(final.answer) >= MAX_ANSWER - 1
         if not (cut or bounded) or (ran := runon.trim(final.answer)) is None:
             return None
@@ -613,15 +615,15 @@ class _Protocol:
         )
         return ran.answer, note
 
-    def _cut_off(self, called: _Called) -> bool:
+    def _cut_off(self, asked: _Asked) -> bool:
         """An action whose input never closed, in a reply cut at its allowance or by the guard."""
-        return called.truncated or bool(called.step.cut)
+        return asked.truncated or bool(asked.step.cut)
 
-    def _correction(self, called: _Called, allowance: int) -> str:
-        parsed = called.parsed
+    def _correction(self, asked: _Asked, allowance: int) -> str:
+        parsed = asked.parsed
         if isinstance(parsed, ParseError):
             return prompting.render("corrections/format_error", problem=parsed.message)
-        if called.truncated:
+        if asked.truncated:
             name = "corrections/reply_cut" if isinstance(parsed, Action | Actions) else "corrections/answer_cut"
             return prompting.render(name, tokens=allowance)
         return prompting.render("corrections/input_open")
@@ -639,12 +641,12 @@ def _directive(parsed: Reading) -> str:
     """A one-line summary of an action (a line each for Actions), what is left of its reply when
     the reply is elided."""
     if isinstance(parsed, Action):
-        return f"ACTION: {_call_words(parsed)}"
+        return f"ACTION: {_action_words(parsed)}"
     if isinstance(parsed, Actions):
-        return "\n".join(f"ACTION: {_call_words(a)}" for a in parsed.actions)
+        return "\n".join(f"ACTION: {_action_words(a)}" for a in parsed.actions)
     return ""
 
 
-def _call_words(action: Action) -> str:
+def _action_words(action: Action) -> str:
     """The call as one line: `weather[Athens]`."""
     return f"{action.tool}[{' '.join(action.input.split())}]"

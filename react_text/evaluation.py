@@ -7,7 +7,7 @@
 A task file is JSON Lines: {"id": ..., "task": ..., "answer": ..., "tools": ["calculator", ...]}: an
 id (text, or a whole number), a task (text), the expected answer (text or a number) and, if not
 only the calculator, the built-in tools it may use; `load` checks every field, and names the line
-and the field that is wrong. A results file is JSON Lines too, one `Outcome` a line; `resume`
+and the field that is wrong. A results file is JSON Lines too, one `TaskResult` a line; `resume`
 reads it after a crash and cuts off a last line the crash cut short.
 Episodes run as asyncio tasks over the models' async calls (`agenerate`; a model without one has
 its `generate` run on a thread), at most `concurrency` at once, and each outcome is handed over as
@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,17 +38,18 @@ from typing import Any
 import regex
 
 from .errors import ConfigError, safe_url
-from .limits import Limits, Prompting
+from .limits import Limits
 from .loop import Agent, Parser
 from .parser import parse
+from .prompt_style import Prompting
 from .toolbox import CalculatorError, Files, calculate, calculator
 from .tools import Tool
 from .types import Model, RunResult
 
 __all__ = [
     "ModelFor",
-    "Outcome",
     "Task",
+    "TaskResult",
     "aevaluate",
     "as_json",
     "correct",
@@ -74,7 +76,9 @@ class Task:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class TaskResult:
+    """What one task's episode came to, as a results line holds it (0.2's `Outcome`, a name that now warns)."""
+
     id: str
     ok: bool
     answer: str | None
@@ -160,12 +164,12 @@ def _kind(value: object) -> str:
     return f"the {type(value).__name__} {value!r}"
 
 
-def finished(path: str | Path) -> list[Outcome]:
+def finished(path: str | Path) -> list[TaskResult]:
     """The outcomes already written to a results file (a last line cut short by a crash is skipped)."""
     return _results(path)[0]
 
 
-def resume(path: str | Path) -> list[Outcome]:
+def resume(path: str | Path) -> list[TaskResult]:
     """`finished`, with the file made ready to append to: a last line cut short by a crash is cut
     off (its task runs again), and a whole last line that lost its newline gets it back."""
     outcomes, whole, size = _results(path)
@@ -184,7 +188,7 @@ def resume(path: str | Path) -> list[Outcome]:
     return outcomes
 
 
-def _results(path: str | Path) -> tuple[list[Outcome], int, int]:
+def _results(path: str | Path) -> tuple[list[TaskResult], int, int]:
     """The outcomes of a results file, the length in bytes of its whole lines (what to keep), and
     its length. A last line without its newline is whole only if it is a whole result."""
     try:
@@ -205,18 +209,18 @@ def _results(path: str | Path) -> tuple[list[Outcome], int, int]:
     whole = len(data) - len(tail)
     if tail.strip():
         last = _outcome_line(tail)
-        if isinstance(last, Outcome):  # whole, though its newline never came
+        if isinstance(last, TaskResult):  # whole, though its newline never came
             outcomes.append(last)
             whole = len(data)
     return outcomes, whole, len(data)
 
 
-def _outcome_line(line: bytes) -> Outcome | str:
+def _outcome_line(line: bytes) -> TaskResult | str:
     try:
         row = json.loads(line.decode("utf-8"))
         if not isinstance(row, dict):
             return "not a JSON object"
-        return Outcome(**row)
+        return TaskResult(**row)
     except (ValueError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
         return str(exc)
 
@@ -297,7 +301,7 @@ async def aevaluate(
     tools: Sequence[Tool] = (),
     trajectories: Path | None = None,
     reward: Reward | None = None,
-) -> AsyncIterator[Outcome]:
+) -> AsyncIterator[TaskResult]:
     """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
 
     `root` is the folder the file tools read. `traces`: a folder to write one trace per task
@@ -315,7 +319,7 @@ async def aevaluate(
     busy = [0] * len(servers)
     gate = asyncio.Semaphore(concurrency)
 
-    async def episode(task: Task) -> Outcome:
+    async def episode(task: Task) -> TaskResult:
         async with gate:
             if servers:
                 which = min(range(len(servers)), key=busy.__getitem__)  # the least busy: spread, then stick
@@ -353,7 +357,7 @@ async def _episode(
     parser: Parser,
     traces: Path | None,
     extra: Sequence[Tool],
-) -> tuple[Outcome, RunResult]:
+) -> tuple[TaskResult, RunResult]:
     chosen = toolset(task.tools, root, extra)
     agent = Agent(model, tools=chosen, limits=limits, prompting=prompting, parser=parser)
     started = time.perf_counter()
@@ -392,10 +396,10 @@ async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResu
 
 def evaluate(
     tasks: Sequence[Task], models: Model | Sequence[Model] | ModelFor, *, root: Path, **options: Any
-) -> list[Outcome]:
+) -> list[TaskResult]:
     """`aevaluate` from sync code: every outcome, in task order."""
 
-    async def collect() -> list[Outcome]:
+    async def collect() -> list[TaskResult]:
         return [outcome async for outcome in aevaluate(tasks, models, root=root, **options)]
 
     order = {task.id: number for number, task in enumerate(tasks)}
@@ -407,8 +411,8 @@ def _server(model: Model) -> str | None:
     return safe_url(url).rstrip("/") if url else None
 
 
-def _outcome(task: Task, result: RunResult, seconds: float, server: str | None) -> Outcome:
-    return Outcome(
+def _outcome(task: Task, result: RunResult, seconds: float, server: str | None) -> TaskResult:
+    return TaskResult(
         id=task.id,
         ok=correct(result.answer, task.answer),
         answer=result.answer,
@@ -423,7 +427,7 @@ def _outcome(task: Task, result: RunResult, seconds: float, server: str | None) 
     )
 
 
-def table(outcomes: Sequence[Outcome]) -> str:
+def table(outcomes: Sequence[TaskResult]) -> str:
     """A plain-text results table with a summary line."""
     lines = [f"{'task':<10} {'ok':<3} {'steps':>5} {'tools':>5} {'tokens':>7} {'time':>7}  stop / answer"]
     for o in outcomes:
@@ -436,7 +440,7 @@ def table(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def summary(outcomes: Sequence[Outcome]) -> str:
+def summary(outcomes: Sequence[TaskResult]) -> str:
     n = len(outcomes) or 1
     right = sum(o.ok for o in outcomes)
     reasons: dict[str, int] = {}
@@ -452,5 +456,12 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     )
 
 
-def as_json(outcome: Outcome) -> str:
+def as_json(outcome: TaskResult) -> str:
     return json.dumps(asdict(outcome), ensure_ascii=False)
+
+
+def __getattr__(name: str) -> object:
+    if name == "Outcome":  # 0.2's name; types.Outcome is what running a tool came to
+        warnings.warn("react_text.evaluation.Outcome is now TaskResult", DeprecationWarning, stacklevel=2)
+        return TaskResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -41,8 +41,9 @@ from .episode import (
     Send,
 )
 from .errors import ModelError
-from .limits import Limits, Prompting
+from .limits import Limits
 from .parser import parse
+from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing
 from .types import Action, Model, Parsed, Reply, RunResult, Step
 
@@ -311,9 +312,12 @@ async def _aguarded(who: str, awaitable: Awaitable[Any]) -> Any:
         raise _escaped(who, exc) from exc
 
 
-def _network_failure(exc: OSError) -> ModelError:
-    """ConnectionError, TimeoutError and their kin from a model: a failure of the model's transport,
-    which ends the run as model_error (the README: a network failure never raises)."""
+def _model_error(exc: ModelError | OSError) -> ModelError:
+    """What a model raised, as the ModelError that ends the run as model_error. ConnectionError,
+    TimeoutError and their kin from a model of the user's own are a failure of its transport too
+    (the README: a network failure never raises)."""
+    if isinstance(exc, ModelError):
+        return exc
     return ModelError(f"{type(exc).__name__}: {exc}".rstrip(": "))
 
 
@@ -331,10 +335,8 @@ def _perform(agent: Agent, command: Command) -> Event:
     if isinstance(command, Send):
         try:
             return _replied(started, _guarded("model", agent.model.generate, command.request))
-        except ModelError as exc:
-            return _replied(started, exc)
-        except OSError as exc:  # a network failure in a model of the user's own: a model error too
-            return _replied(started, _network_failure(exc))
+        except (ModelError, OSError) as exc:
+            return _replied(started, _model_error(exc))
     if isinstance(command, Approve):
         assert agent.approve is not None
         decision = _guarded("approver", agent.approve, command.tool, command.action)
@@ -359,10 +361,8 @@ async def _aperform(agent: Agent, command: Command) -> Event:
                 reply = await _aguarded("model", agenerate(command.request))
             else:  # a sync-only model: off the event loop
                 reply = await asyncio.to_thread(_guarded, "model", agent.model.generate, command.request)
-        except ModelError as exc:
-            return _replied(started, exc)
-        except OSError as exc:  # as in _perform
-            return _replied(started, _network_failure(exc))
+        except (ModelError, OSError) as exc:
+            return _replied(started, _model_error(exc))
         return _replied(started, reply)
     if isinstance(command, Approve):
         assert agent.approve is not None

@@ -32,15 +32,13 @@ import importlib.metadata
 import importlib.util
 import inspect
 import json
-import os
-import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .corpus import Parser, Reading
 from .errors import ConfigError
+from .importing import user_module
 from .parser import PARSERS
 
 __all__ = [
@@ -260,28 +258,10 @@ def _takes_tools(fn: Callable[..., Any]) -> bool:
 
 
 def _module(spec: str, name: str) -> object:
-    path = Path(name)
-    try:
-        if name.endswith(".py"):
-            if not path.is_file():
-                raise ConfigError(f"--parser {spec}: no such file {name}")
-            loader = importlib.util.spec_from_file_location(f"react_text_parser_{path.stem}", path)
-            if loader is None or loader.loader is None:
-                raise ConfigError(f"--parser {spec}: {name} is not a Python file")
-            module = importlib.util.module_from_spec(loader)
-            sys.modules[loader.name] = module
-            loader.loader.exec_module(module)
-            return module
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        return importlib.import_module(name)
-    except ConfigError:
-        raise
-    except ModuleNotFoundError as exc:
-        if exc.name == name or name.startswith(f"{exc.name}."):
-            raise ConfigError(
-                f"--parser {spec}: no module {name} here (a module on the path, or file.py:function)"
-            ) from exc
-        raise ConfigError(f"--parser {spec}: {name} imports {exc.name!r}, which is not installed") from exc
-    except Exception as exc:  # the user's module ran and failed: say how, in one line
-        raise ConfigError(f"--parser {spec}: {name} failed to import: {type(exc).__name__}: {exc}") from exc
+    return user_module(
+        name,
+        flag=f"--parser {spec}",
+        label=f"--parser {spec}: {name}",
+        missing=f"--parser {spec}: no module {name} here (a module on the path, or file.py:function)",
+        prefix="react_text_parser_",
+    )

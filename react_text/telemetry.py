@@ -55,10 +55,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from .episode import Command, Event, Failed, Invoke, InvokeAll, Ran, RanAll, Replied, Send
 from .errors import scrub
 
 if TYPE_CHECKING:
-    from .episode import Command, Event, Invoke
     from .loop import Agent
     from .types import Model, Request, RunResult, Usage
 
@@ -166,8 +166,6 @@ class _Spans(RunSpans):
 
     @contextmanager
     def around(self, command: Command) -> Iterator[_Call]:
-        from .episode import Invoke, InvokeAll, Send
-
         if isinstance(command, InvokeAll):  # several calls at once: none of their spans is made current
             started = time.time_ns()
             spans = [self._tool_span(invoke) for invoke in command.invokes]
@@ -285,8 +283,6 @@ class _ModelCall(_Call):
         self._run = run
 
     def record(self, event: Event, counted: Usage | None = None) -> None:
-        from .episode import Failed, Replied
-
         span = self._span
         if isinstance(event, Failed):
             self._run._failure = type(event.error).__name__
@@ -314,8 +310,6 @@ class _ToolCall(_Call):
         self._run = run
 
     def record(self, event: Event, counted: Usage | None = None) -> None:
-        from .episode import Ran
-
         if not isinstance(event, Ran):
             return
         outcome = event.outcome
@@ -337,8 +331,6 @@ class _ToolCalls(_Call):
         self._seconds: list[float] | None = None
 
     def record(self, event: Event, counted: Usage | None = None) -> None:
-        from .episode import RanAll
-
         if not isinstance(event, RanAll):
             return
         for call, ran in zip(self._calls, event.ran, strict=False):

@@ -16,7 +16,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import get_args
 
-from .limits import Limits, Prompting
+from .limits import Limits
+from .prompt_style import Prompting
 from .types import ParseErrorReason, StopReason
 
 __all__ = [

@@ -136,3 +136,13 @@ def test_what_the_docs_import_is_exported_there(where: str, module: str, name: s
         return  # a submodule
     assert name in getattr(imported, "__all__", ()), f"{where} imports {name} from {module}, which does not export it"
     assert hasattr(imported, name)
+
+
+def test_the_old_name_of_task_result_warns_and_works() -> None:
+    from react_text import evaluation
+
+    with pytest.warns(DeprecationWarning, match="TaskResult"):
+        old = evaluation.Outcome  # type: ignore[attr-defined]
+    assert old is evaluation.TaskResult
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = evaluation.Nothing  # type: ignore[attr-defined]

@@ -40,7 +40,8 @@ from typing import Any
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError
-from ..limits import Limits, Prompting
+from ..limits import Limits
+from ..prompt_style import Prompting
 from ..types import Api, Message, Reply, Request, Tokens, Usage
 
 __all__ = [

@@ -287,7 +287,7 @@ def _assign(s: Shape, positional: list[object], keywords: Mapping[str, object]) 
     extra_keywords = _convert_each(s.var_keyword, extra_keywords, problems)
     if problems:
         raise _Refused("; ".join(problems))
-    return _call(s, converted, list(star.values()), extra_keywords)
+    return _arguments(s, converted, list(star.values()), extra_keywords)
 
 
 _K = typing.TypeVar("_K", int, str)
@@ -304,7 +304,9 @@ def _convert_each(p: Parameter | None, items: dict[_K, object], problems: list[s
     return done
 
 
-def _call(s: Shape, values: dict[str, object], star: list[object], extra: dict[str, object]) -> inspect.BoundArguments:
+def _arguments(
+    s: Shape, values: dict[str, object], star: list[object], extra: dict[str, object]
+) -> inspect.BoundArguments:
     """Bind by kind: positional-only (and, before *args, all) parameters by position, the rest by name.
 
     Only what the model wrote is bound; a default fills a positional gap only (`f(a=1, b=2, /)`
