@@ -25,9 +25,7 @@ def chat_answer(text: str, finish_reason: str = "stop", usage: dict[str, int] | 
         "object": "chat.completion",
         "created": 1,
         "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}
-        ],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
     }
     if usage is not None:
         answer["usage"] = usage

@@ -4,8 +4,8 @@ with several actions a step (docs/concepts/limits.md, docs/concepts/context-wind
 from __future__ import annotations
 
 import pytest
-
 from _attack2_fake import drive
+
 from react_text import Agent, Limits, Prompting, ScriptedModel
 
 DRIVERS = ["sync", "async"]
@@ -38,12 +38,16 @@ def test_the_budget_holds_with_one_action_a_step(k: float, budget: int, driver: 
 
 # The same promise with Prompting(parallel=True): the four observations of step 1 go into the
 # second request whole, and it is billed past the budget (1,689 of 1,500 at 1x; 4,934 of 4,000 at 2x).
-@pytest.mark.xfail(strict=True, reason="parallel actions: the observations of one step overshoot Limits(tokens=) on the second request")
+@pytest.mark.xfail(
+    strict=True, reason="parallel actions: the observations of one step overshoot Limits(tokens=) on the second request"
+)
 @pytest.mark.parametrize("driver", DRIVERS)
 @pytest.mark.parametrize(("k", "budget"), [(1.0, 1500), (2.0, 4000)])
 def test_the_budget_holds_with_four_actions_a_step(k: float, budget: int, driver: str) -> None:
     model = ScriptedModel([_four(i) for i in range(8)] + ["FINAL: ok"], tokenizer=_counting(k))
-    agent = Agent(model, tools=[page], prompting=Prompting(parallel=True), limits=Limits(tokens=budget, observation_tokens=300))
+    agent = Agent(
+        model, tools=[page], prompting=Prompting(parallel=True), limits=Limits(tokens=budget, observation_tokens=300)
+    )
     result = drive(agent, "Read.", driver)
     assert result.usage.total_tokens <= budget
 
@@ -53,7 +57,9 @@ def test_the_budget_holds_with_four_actions_a_step(k: float, budget: int, driver
 # step in a 2,000-token window: the run completes with elided steps.
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_window_run_with_one_action_a_step_completes_with_elisions(driver: str) -> None:
-    model = ScriptedModel([f"ACTION: page[{i}]" for i in range(6)] + ["FINAL: ok"], tokenizer=_counting(1.0), context_window=2000)
+    model = ScriptedModel(
+        [f"ACTION: page[{i}]" for i in range(6)] + ["FINAL: ok"], tokenizer=_counting(1.0), context_window=2000
+    )
     agent = Agent(model, tools=[page], limits=Limits(observation_tokens=300, reply_tokens=128))
     result = drive(agent, "Read.", driver)
     assert result.answer == "ok" and any(step.elided for step in result.steps)
@@ -63,10 +69,14 @@ def test_a_window_run_with_one_action_a_step_completes_with_elisions(driver: str
 # the window the model reported, no retry is made, and the run ends in model_error with the
 # server's own words ("This model's maximum context length is 2000 tokens. ...") rather than an
 # elided or forced call, or troubleshooting's "the prompt (about n tokens) does not fit ...".
-@pytest.mark.xfail(strict=True, reason="parallel actions: a step's observations push the next request past a known window: model_error")
+@pytest.mark.xfail(
+    strict=True, reason="parallel actions: a step's observations push the next request past a known window: model_error"
+)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_window_run_with_four_actions_a_step_never_sends_a_request_past_it(driver: str) -> None:
     model = ScriptedModel([_four(i) for i in range(5)] + ["FINAL: ok"], tokenizer=_counting(1.0), context_window=2000)
-    agent = Agent(model, tools=[page], prompting=Prompting(parallel=True), limits=Limits(observation_tokens=300, reply_tokens=128))
+    agent = Agent(
+        model, tools=[page], prompting=Prompting(parallel=True), limits=Limits(observation_tokens=300, reply_tokens=128)
+    )
     result = drive(agent, "Read.", driver)
     assert result.stop_reason != "model_error", result.error

@@ -15,7 +15,9 @@ from react_text import Agent, ScriptedModel
 
 
 def _eval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "react_text.cli", "eval", *args], capture_output=True, text=True, cwd=cwd, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "eval", *args], capture_output=True, text=True, cwd=cwd, timeout=180
+    )
 
 
 def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
@@ -28,15 +30,20 @@ def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
 
 # async-and-eval.md: 'A task line is {"id": text or whole number, ...}; ... a wrong type, is one
 # line naming the line and the field, exit 2' (JSON true is a bool, which Python counts as an int).
-@pytest.mark.parametrize(("line", "field"), [
-    ('{"id": true, "task": "q", "answer": "2"}', "id"),
-    ('{"id": 1.5, "task": "q", "answer": "2"}', "id"),
-    ('{"id": "", "task": "q", "answer": "2"}', "id"),
-    ('{"id": "q", "task": "q", "answer": true}', "answer"),
-    ('{"id": "q", "task": "q", "answer": "2", "tools": "calculator"}', "tools"),
-    ('{"id": "q", "task": "q", "answer": "2", "note": 1}', "note"),
-])
-def test_a_task_line_of_the_wrong_type_is_one_line_naming_the_line_and_field(tmp_path: Path, line: str, field: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id": true, "task": "q", "answer": "2"}', "id"),
+        ('{"id": 1.5, "task": "q", "answer": "2"}', "id"),
+        ('{"id": "", "task": "q", "answer": "2"}', "id"),
+        ('{"id": "q", "task": "q", "answer": true}', "answer"),
+        ('{"id": "q", "task": "q", "answer": "2", "tools": "calculator"}', "tools"),
+        ('{"id": "q", "task": "q", "answer": "2", "note": 1}', "note"),
+    ],
+)
+def test_a_task_line_of_the_wrong_type_is_one_line_naming_the_line_and_field(
+    tmp_path: Path, line: str, field: str
+) -> None:
     (tmp_path / "t.jsonl").write_text('{"id": "ok", "task": "q", "answer": "2"}\n' + line + "\n")
     (tmp_path / "s.txt").write_text("FINAL: 2\n")
     message = _one_line_exit_2(_eval("t.jsonl", "--script", "s.txt", cwd=tmp_path))
@@ -56,7 +63,9 @@ def test_odd_ids_get_traces_of_their_own_inside_the_folder_and_replay_them(tmp_p
     (tmp_path / "scripts").mkdir()
     # one scripted reply file that every task plays from the start (answers 0: right only for the first)
     (tmp_path / "s.txt").write_text("FINAL: 0\n")
-    first = _eval("t.jsonl", "--script", "s.txt", "--trace", "traces", "--out", "r1.jsonl", "--concurrency", "5", cwd=tmp_path)
+    first = _eval(
+        "t.jsonl", "--script", "s.txt", "--trace", "traces", "--out", "r1.jsonl", "--concurrency", "5", cwd=tmp_path
+    )
     assert first.returncode in (0, 1), first.stderr
     traces = sorted(p for p in (tmp_path / "traces").rglob("*") if p.is_file())
     assert len(traces) == len(ODD_IDS)
@@ -73,7 +82,9 @@ def test_odd_ids_get_traces_of_their_own_inside_the_folder_and_replay_them(tmp_p
 # The same promises for an id too long for a file name: --trace shortens it (`xxx...~0d4e2ca9.jsonl`),
 # but `--script DIR` then stats DIR/<the whole id>.txt and dies with a traceback
 # (OSError: [Errno 36] File name too long), exit 1.
-@pytest.mark.xfail(strict=True, reason="eval --script DIR with a 300-character task id: traceback, OSError File name too long")
+@pytest.mark.xfail(
+    strict=True, reason="eval --script DIR with a 300-character task id: traceback, OSError File name too long"
+)
 def test_a_long_id_recorded_with_trace_replays_with_script_dir(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text(json.dumps({"id": "x" * 300, "task": "q", "answer": "2"}) + "\n")
     (tmp_path / "s.txt").write_text("FINAL: 2\n")
@@ -100,7 +111,9 @@ def test_a_results_file_cut_mid_line_resumes_each_task_once(tmp_path: Path) -> N
 # async-and-eval.md: "ids must be unique in a task file"; an id 1 and an id "1" would name one
 # results line and one trace.
 def test_a_number_id_and_the_same_id_as_text_are_refused_as_twice(tmp_path: Path) -> None:
-    (tmp_path / "t.jsonl").write_text('{"id": 1, "task": "q", "answer": "2"}\n{"id": "1", "task": "q", "answer": "2"}\n')
+    (tmp_path / "t.jsonl").write_text(
+        '{"id": 1, "task": "q", "answer": "2"}\n{"id": "1", "task": "q", "answer": "2"}\n'
+    )
     (tmp_path / "s.txt").write_text("FINAL: 2\n")
     message = _one_line_exit_2(_eval("t.jsonl", "--script", "s.txt", cwd=tmp_path))
     assert "t.jsonl:2:" in message and "used twice" in message

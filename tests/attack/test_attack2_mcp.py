@@ -37,7 +37,13 @@ def _observations(replies: list[str], driver: str, **agent: Any) -> list[str | N
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_mcp_names_defaults_and_refusals(driver: str) -> None:
     observations = _observations(
-        ["ACTION: fs.add[2]", "ACTION: fs.add[a=2, b=3]", "ACTION: Wiki Search[cats]", "ACTION: fs.add[2, 3, 4]", "FINAL: x"],
+        [
+            "ACTION: fs.add[2]",
+            "ACTION: fs.add[a=2, b=3]",
+            "ACTION: Wiki Search[cats]",
+            "ACTION: fs.add[2, 3, 4]",
+            "FINAL: x",
+        ],
         driver,
     )
     assert observations[:3] == ["12", "5", "found cats"]
@@ -52,7 +58,9 @@ def test_mcp_names_defaults_and_refusals(driver: str) -> None:
 # readOnlyHint) runs only when approved".
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_counter_counts_every_call_and_a_destructive_tool_needs_approval(driver: str) -> None:
-    observations = _observations(["ACTION: bump[]", "ACTION: bump[]", "ACTION: reset[]", "ACTION: safe-reset[]", "FINAL: x"], driver)
+    observations = _observations(
+        ["ACTION: bump[]", "ACTION: bump[]", "ACTION: reset[]", "ACTION: safe-reset[]", "FINAL: x"], driver
+    )
     assert observations[:2] == ["1", "2"]
     assert observations[2] is not None and observations[2].startswith("The user declined to run reset[]")
     assert observations[3] == "2"
@@ -63,10 +71,15 @@ def test_a_counter_counts_every_call_and_a_destructive_tool_needs_approval(drive
 # effects (the same input, the same result)"; mcp.md: a stateful server "keeps its state from call
 # to call". A read-only tool is not a pure one: `peek` after a `bump` must see the bump. The engine
 # answers the second peek from the first, so the model is told the counter is still 1.
-@pytest.mark.xfail(strict=True, reason="a readOnlyHint MCP tool repeated after another tool changed the server's state is answered with the stale first result")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a readOnlyHint MCP tool repeated after another tool changed the server's state is answered with the stale first result",
+)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_read_only_tool_sees_state_changed_by_another_tool(driver: str) -> None:
-    observations = _observations(["ACTION: bump[]", "ACTION: peek[]", "ACTION: bump[]", "ACTION: peek[]", "FINAL: x"], driver)
+    observations = _observations(
+        ["ACTION: bump[]", "ACTION: peek[]", "ACTION: bump[]", "ACTION: peek[]", "FINAL: x"], driver
+    )
     assert observations == ["1", "1", "2", "2", None]
 
 
@@ -76,12 +89,16 @@ def test_a_read_only_tool_sees_state_changed_by_another_tool(driver: str) -> Non
 def test_a_read_only_tool_repeated_at_once_is_answered_from_the_first(driver: str) -> None:
     observations = _observations(["ACTION: bump[]", "ACTION: peek[]", "ACTION: peek[]", "FINAL: x"], driver)
     assert observations[:2] == ["1", "1"]
-    assert observations[2] is not None and observations[2].startswith("You already called peek[] in step 2. Its result was: 1")
+    assert observations[2] is not None and observations[2].startswith(
+        "You already called peek[] in step 2. Its result was: 1"
+    )
 
 
 # notebook 7 / README: parallel actions "run at once, one labelled observation each"; with MCP the
 # calls share one session, so two bumps count twice.
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_parallel_mcp_calls_share_the_session(driver: str) -> None:
-    observations = _observations(["ACTION: bump[]\nACTION: bump[]", "ACTION: bump[]", "FINAL: x"], driver, prompting=Prompting(parallel=True))
+    observations = _observations(
+        ["ACTION: bump[]\nACTION: bump[]", "ACTION: bump[]", "FINAL: x"], driver, prompting=Prompting(parallel=True)
+    )
     assert observations[1] == "3"

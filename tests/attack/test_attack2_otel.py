@@ -89,12 +89,22 @@ def test_no_content_in_any_span_and_errors_by_type_alone(driver: str) -> None:
     assert isinstance(spans, list)
     leaks = [s["name"] for s in spans if "SECRETXYZ" in json.dumps(s)]
     assert leaks == []
-    runs = [s for s in spans if s["name"] == "invoke_agent" and s["attributes"].get("react_text.stop_reason") == "model_error"]
+    runs = [
+        s
+        for s in spans
+        if s["name"] == "invoke_agent" and s["attributes"].get("react_text.stop_reason") == "model_error"
+    ]
     assert len(runs) == 1 and runs[0]["status"] == "ERROR"
     mine = [s for s in spans if s["parent"] == runs[0]["id"]]
-    tool_errors = sorted(s["attributes"].get("error.type", "") for s in mine if s["name"].startswith("execute_tool") and s["status"] == "ERROR")
+    tool_errors = sorted(
+        s["attributes"].get("error.type", "")
+        for s in mine
+        if s["name"].startswith("execute_tool") and s["status"] == "ERROR"
+    )
     assert tool_errors == ["KeyError", "timeout"]
-    assert [s["attributes"].get("error.type") for s in mine if s["name"].startswith("chat") and s["status"] == "ERROR"] == ["ModelError"]
+    assert [
+        s["attributes"].get("error.type") for s in mine if s["name"].startswith("chat") and s["status"] == "ERROR"
+    ] == ["ModelError"]
     descriptions = {s["description"] for s in spans if s["status"] == "ERROR"} - {None}
     assert descriptions <= {"KeyError", "timeout", "ModelError", "TimeoutError", "CancelledError"}
     # every call's span is a child of its run's

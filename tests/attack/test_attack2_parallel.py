@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _attack2_fake import drive
+
 from react_text import Agent, Limits, Prompting, ScriptedModel, tool
 
 DRIVERS = ["sync", "async"]
@@ -27,7 +27,10 @@ FOUR = "ACTION: echo[a]\nACTION: echo[b]\nACTION: echo[c]\nACTION: echo[d]"
 
 # guarantees.md: "from the second request on, no run is billed past Limits(tokens=...) ...; no
 # more than `steps` tools run". With parallel actions, Limits(steps=2) ran 8 tools.
-@pytest.mark.xfail(strict=True, reason="with parallel actions Limits(steps=2) runs 8 tools; guarantees.md says no more than steps tools run")
+@pytest.mark.xfail(
+    strict=True,
+    reason="with parallel actions Limits(steps=2) runs 8 tools; guarantees.md says no more than steps tools run",
+)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_no_more_than_steps_tools_run_with_parallel_actions(driver: str) -> None:
     ran.clear()
@@ -77,7 +80,9 @@ def test_a_parallel_step_with_a_failing_call_is_the_same_under_both_drivers() ->
     outs = []
     for driver in DRIVERS:
         ran.clear()
-        result = drive(Agent(ScriptedModel(replies), tools=[echo, boom], prompting=Prompting(parallel=True)), "Go.", driver)
+        result = drive(
+            Agent(ScriptedModel(replies), tools=[echo, boom], prompting=Prompting(parallel=True)), "Go.", driver
+        )
         outs.append((result.steps[0].observations, result.answer, result.tool_calls))
     assert outs[0] == outs[1]
     observations = outs[0][0]
@@ -87,7 +92,9 @@ def test_a_parallel_step_with_a_failing_call_is_the_same_under_both_drivers() ->
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 # guarantees.md: "a trace replays through `run --script` to the same steps and answer, no flag
@@ -95,12 +102,31 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 # with --parallel writes a trace its own replay and run --script refuse:
 # "run.jsonl:4: not a valid react-text trace: step.parsed.kind must be one of action, final, error,
 # not the text 'actions'".
-@pytest.mark.xfail(strict=True, reason="a trace of a --parallel run is refused by replay and run --script (parsed.kind 'actions')")
+@pytest.mark.xfail(
+    strict=True, reason="a trace of a --parallel run is refused by replay and run --script (parsed.kind 'actions')"
+)
 def test_a_trace_of_a_parallel_run_replays_to_the_same_steps(tmp_path: Path) -> None:
-    (tmp_path / "mytools.py").write_text('def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n')
-    (tmp_path / "r.txt").write_text("THOUGHT: both\nACTION: shout[a]\nACTION: shout[b]\nACTION: shout[c]\n---\nFINAL: A! B!\n")
-    live = _cli("run", "--tools", "./mytools.py", "--parallel", "--max-actions", "2", "--script", "r.txt",
-                "--trace", "run.jsonl", "--json", "Shout.", cwd=tmp_path)
+    (tmp_path / "mytools.py").write_text(
+        'def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n'
+    )
+    (tmp_path / "r.txt").write_text(
+        "THOUGHT: both\nACTION: shout[a]\nACTION: shout[b]\nACTION: shout[c]\n---\nFINAL: A! B!\n"
+    )
+    live = _cli(
+        "run",
+        "--tools",
+        "./mytools.py",
+        "--parallel",
+        "--max-actions",
+        "2",
+        "--script",
+        "r.txt",
+        "--trace",
+        "run.jsonl",
+        "--json",
+        "Shout.",
+        cwd=tmp_path,
+    )
     assert live.returncode == 0, live.stderr
     replay = _cli("replay", "run.jsonl", cwd=tmp_path)
     assert replay.returncode == 0, replay.stderr

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from _attack2_fake import FakeServer, Payload, chat_answer, chunk, drive, scripted_handler, sse
+
 from react_text import Agent, Limits, OpenAIChat
 from react_text.toolbox import calculator
 
@@ -59,7 +59,10 @@ def _cli_bodies(*flags: str) -> list[dict[str, Any]]:
         env = dict(os.environ, OPENAI_API_KEY="x")
         done = subprocess.run(
             [sys.executable, "-m", "react_text.cli", "run", "--base-url", fake.url, "--model", "m", *flags, "1 + 1?"],
-            capture_output=True, text=True, timeout=120, env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
         )
         assert done.returncode == 0, done.stderr
         return fake.bodies
@@ -110,7 +113,9 @@ def _run_within(agent: Agent, driver: str, seconds: float) -> tuple[bool, Any]:
 # however strange, may hang the engine. OpenAIChat(timeout=2) should bound a call that never ends.
 @pytest.mark.parametrize("driver", DRIVERS)
 @pytest.mark.parametrize("shape", ["keep-alive comments", "content that never ends"])
-@pytest.mark.xfail(strict=True, reason="a stream that never ends (keep-alives, or text past max_tokens) hangs the run past timeout=")
+@pytest.mark.xfail(
+    strict=True, reason="a stream that never ends (keep-alives, or text past max_tokens) hangs the run past timeout="
+)
 def test_a_stream_that_never_ends_does_not_hang_the_run(shape: str, driver: str) -> None:
     stop = threading.Event()
 
@@ -132,13 +137,36 @@ def test_a_stream_that_never_ends_does_not_hang_the_run(shape: str, driver: str)
 
 
 STRANGE: dict[str, tuple[bool, Any]] = {
-    "content null": (False, {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]}),
-    "tool_calls, no content": (False, {"choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}),
+    "content null": (
+        False,
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]},
+    ),
+    "tool_calls, no content": (
+        False,
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {"id": "1", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        },
+    ),
     "choices an object": (False, {"choices": {"a": 1}}),
     "a JSON array": (False, b"[1, 2, 3]"),
     "an HTML page": (False, b"<html><body>proxy error</body></html>"),
     "empty and cut": (False, chat_answer("", finish_reason="length")),
-    "absurd usage": (False, chat_answer("FINAL: 2", usage={"prompt_tokens": -5, "completion_tokens": 10**12, "total_tokens": 3})),
+    "absurd usage": (
+        False,
+        chat_answer("FINAL: 2", usage={"prompt_tokens": -5, "completion_tokens": 10**12, "total_tokens": 3}),
+    ),
     "stream without [DONE]": (True, lambda: iter([sse(chunk("FINAL: 2"))])),
     "stream of garbage": (True, lambda: iter([b"data: {not json\n\n", b"data: [DONE]\n\n"])),
     "stream error event": (True, lambda: iter([sse({"error": {"message": "overloaded"}}), b"data: [DONE]\n\n"])),

@@ -16,15 +16,31 @@ Events = list[Any]
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Events]:
     folder = tmp_path_factory.mktemp("trace")
-    (folder / "mytools.py").write_text('def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n')
+    (folder / "mytools.py").write_text(
+        'def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n'
+    )
     (folder / "r.txt").write_text("THOUGHT: t\nACTION: shout[a]\n---\nACTION: calculator[2+2]\n---\nFINAL: A!\n")
-    done = _cli("run", "--tools", "./mytools.py", "--script", "r.txt", "--trace", "base.jsonl", "--max-tokens", "5000", "Shout.", cwd=folder)
+    done = _cli(
+        "run",
+        "--tools",
+        "./mytools.py",
+        "--script",
+        "r.txt",
+        "--trace",
+        "base.jsonl",
+        "--max-tokens",
+        "5000",
+        "Shout.",
+        cwd=folder,
+    )
     assert done.returncode == 0, done.stderr
     return folder, [json.loads(line) for line in (folder / "base.jsonl").read_text().splitlines()]
 
@@ -64,7 +80,10 @@ EDITS: dict[str, Callable[[Events], Events]] = {
     "reply text an object": _set("reply", "text", {"a": [1]}),
     "reply usage negative": _set("reply", "usage", {"prompt_tokens": -1, "completion_tokens": -1}),
     "task null": lambda e: [{**e[0], "task": None}, *e[1:]],
-    "tools module gone": lambda e: [{**e[0], "sources": {**e[0]["sources"], "modules": ["/nonexistent/nope.py"]}}, *e[1:]],
+    "tools module gone": lambda e: [
+        {**e[0], "sources": {**e[0]["sources"], "modules": ["/nonexistent/nope.py"]}},
+        *e[1:],
+    ],
     "a future version": lambda e: [{**e[0], "react_text": "99.0"}, *e[1:]],
     "the last line cut": lambda e: e,  # cut as text below
 }
@@ -75,7 +94,9 @@ EDITS: dict[str, Callable[[Events], Events]] = {
 # 2, never a traceback" (or played).
 @pytest.mark.parametrize("command", ["replay", "run"])
 @pytest.mark.parametrize("name", sorted(EDITS))
-def test_a_hand_edited_trace_is_played_or_refused_in_one_line(recorded: tuple[Path, Events], name: str, command: str) -> None:
+def test_a_hand_edited_trace_is_played_or_refused_in_one_line(
+    recorded: tuple[Path, Events], name: str, command: str
+) -> None:
     folder, events = recorded
     edited = EDITS[name](copy.deepcopy(events))
     text = "".join(json.dumps(event) + "\n" for event in edited)
