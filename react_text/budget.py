@@ -199,10 +199,20 @@ class Meter:
         got shorter, so `before`, less the least the cut can have saved, still bounds it (rescaling
         all of it by the largest ratio seen could estimate it longer than it was)."""
         if self._base is not None:
-            low = (self._low or 1.0) / self.SAFETY
-            self._base = before - math.floor(saved_local * low)
+            self._base = before - self._least(saved_local)
         self._since = self._since_local = 0
         self._reported = False
+
+    def _least(self, saved_local: int) -> int:
+        """The fewest server tokens that cutting `saved_local` local tokens can have saved."""
+        return math.floor(saved_local * (self._low or 1.0) / self.SAFETY)
+
+    def after_cut(self, before: int, saved_local: int, local_total: int) -> int:
+        """The estimate of a prompt of `before` tokens once it is cut by `saved_local` local tokens
+        to `local_total`: what `estimate` says after `rewritten`, without rewriting anything."""
+        if self._base is None:
+            return self.scale(local_total)
+        return min(before - self._least(saved_local), self.scale(local_total))
 
     def refused(self, server_prompt: int, local_prompt: int) -> None:
         """A request of `local_prompt` local tokens was refused, the server saying it counted
