@@ -143,13 +143,17 @@ def _count(enc: tiktoken.Encoding, text: str) -> int:
     return sum(len(enc.encode(text[i : i + _CHUNK], disallowed_special=())) for i in range(0, len(text), _CHUNK))
 
 
+_SAMPLE = 32  # local tokens appended before their ratio is learned (a few tokens round too coarsely)
+
+
 class Meter:
     """A run's token account: what was billed, and the size of the next request in the server's tokens.
 
     The engine counts with tiktoken, which is exact for OpenAI models only. A server reports what
     it really counted (`usage.prompt_tokens`) after every call, so the estimate of the next
-    request is that report plus what was appended since, scaled by the largest ratio of server
-    tokens to local tokens seen so far (with a margin). From the second request on, the budget is
+    request is that report plus what was appended since: the replies in the server's count (it
+    reported them), the rest scaled by the largest ratio of server tokens to local tokens seen so
+    far, in whole prompts and in the appended text alone (with a margin). From the second request on, the budget is
     planned in the server's own units, whatever its tokenizer.
     """
 
@@ -159,7 +163,6 @@ class Meter:
         self.billed = Usage()
         self._rate: float | None = None  # server tokens per local token; None until a server reports
         self._base: int | None = None  # the server's count of the last request, while the history only grew
-        self._base_local = 0  # our count of that request
         self._since = 0  # server tokens known to be appended since (a reply's completion tokens)
         self._since_local = 0  # local tokens appended since whose server count is not known
         self._reported = False  # the base is a server's report (not a bound kept over an elision)
@@ -199,10 +202,20 @@ class Meter:
         got shorter, so `before`, less the least the cut can have saved, still bounds it (rescaling
         all of it by the largest ratio seen could estimate it longer than it was)."""
         if self._base is not None:
-            low = (self._low or 1.0) / self.SAFETY
-            self._base = before - math.floor(saved_local * low)
+            self._base = before - self._least(saved_local)
         self._since = self._since_local = 0
         self._reported = False
+
+    def _least(self, saved_local: int) -> int:
+        """The fewest server tokens that cutting `saved_local` local tokens can have saved."""
+        return math.floor(saved_local * (self._low or 1.0) / self.SAFETY)
+
+    def after_cut(self, before: int, saved_local: int, local_total: int) -> int:
+        """The estimate of a prompt of `before` tokens once it is cut by `saved_local` local tokens
+        to `local_total`: what `estimate` says after `rewritten`, without rewriting anything."""
+        if self._base is None:
+            return self.scale(local_total)
+        return min(before - self._least(saved_local), self.scale(local_total))
 
     def refused(self, server_prompt: int, local_prompt: int) -> None:
         """A request of `local_prompt` local tokens was refused, the server saying it counted
@@ -222,11 +235,15 @@ class Meter:
             self._base = None
             return
         ratios = [usage.prompt_tokens / local_prompt]
-        grown = local_prompt - self._base_local
-        if self._base is not None and self._reported and grown >= 32:  # what was appended since the last report
-            ratios.append((usage.prompt_tokens - self._base) / grown)
+        # The ratio of what was appended since the last report and scaled to estimate this request
+        # (the observations): the part whose count the server just told us. Not diluted by the
+        # replies, whose count it gave already, nor by the instructions, which can count quite
+        # unlike a tool's output (a tokenizer that splits numbers into digits, say).
+        unknown = usage.prompt_tokens - self._base - self._since if self._base is not None else 0
+        if self._reported and self._since_local >= _SAMPLE and unknown > 0:
+            ratios.append(unknown / self._since_local)
         self._rate = max([*ratios] + ([self._rate] if self._rate is not None else []))
         self._low = min([*ratios] + ([self._low] if self._low is not None else []))
-        self._base, self._base_local = usage.prompt_tokens, local_prompt
+        self._base = usage.prompt_tokens
         self._since = self._since_local = 0
         self._reported = True

@@ -241,7 +241,6 @@ def describe(
     """
     chosen = run_agent.model
     counted_by = "model" if run_agent.count_tokens is None and hasattr(chosen, "count_tokens") else None
-    names = [t.name for t in run_agent.tools]
     example = run_agent.prompting.example
     description: dict[str, Any] = {
         "model": {
@@ -268,7 +267,11 @@ def describe(
         "parser": _parser_name(run_agent.parser),
         "limits": dataclasses.asdict(run_agent.limits),
         "prompting": dataclasses.asdict(run_agent.prompting),
-        "example": prompting.example_for(names) if example == "auto" else example,
+        "example": (
+            prompting.example_for(run_agent.tools, parallel=run_agent.prompting.parallel)
+            if example == "auto"
+            else example
+        ),
     }
     modules, mcp = list(modules), list(mcp)
     if root is not None or modules or mcp:

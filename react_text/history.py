@@ -39,12 +39,14 @@ class _Entry:
     short: str = ""  # a reply's directive line, what is left of it when it is elided
     elided: bool = False
     message: Message = field(init=False)  # the text as a chat message, made once
+    shrunk: tuple[str, int] | None = field(init=False, default=None)  # its elided text and cost, once made
 
     def __post_init__(self) -> None:
         self.message = Message(self.role, self.text)
 
     def rewrite(self, text: str, tokens: int) -> None:
         self.text, self.tokens, self.message = text, tokens, Message(self.role, text)
+        self.shrunk = None
 
 
 class History:
@@ -138,10 +140,32 @@ class History:
         assert not self.chat
         return f"{self.prompt()}{partial}"
 
+    @property
+    def messages(self) -> int:
+        """How many chat messages are sent (0 for a completion model: one transcript)."""
+        return len(self._entries) if self.chat else 0
+
     def last_step(self) -> int:
         """The local tokens of the latest step's reply and observation (0 before the first)."""
         step = self._entries[-1].step
         return sum(e.tokens for e in self._entries if e.step == step and step > 0 and e.kind != "note")
+
+    def floor(self, keep_from: int) -> int:
+        """The local count once everything that `elide(0, keep_from)` would elide is: the least
+        this history can be made to cost while step `keep_from` and later stay whole."""
+        saved = sum(max(e.tokens - self._shrunk(e)[1], 0) for e in self._entries if self._elidable(e, keep_from))
+        return self.tokens - saved
+
+    def step_floor(self, step: int) -> int:
+        """The local cost of step `step` (its reply and observation) elided as far as it can be; 0
+        when there is no such step."""
+        if step <= 0:
+            return 0
+        return sum(
+            min(e.tokens, self._shrunk(e)[1]) if not e.elided else e.tokens
+            for e in self._entries
+            if e.step == step and e.kind in ("reply", "observation")
+        )
 
     @property
     def elided(self) -> tuple[int, ...]:
@@ -161,12 +185,29 @@ class History:
             for entry in self._entries:
                 if self.tokens <= target:
                     return changed
-                if entry.kind != kind or entry.elided or entry.step >= keep_from:
-                    continue
-                changed = self._shrink(entry) or changed
+                if entry.kind == kind and self._elidable(entry, keep_from):
+                    changed = self._shrink(entry) or changed
         return changed
 
+    def _elidable(self, entry: _Entry, keep_from: int) -> bool:
+        return entry.kind in ("observation", "reply") and not entry.elided and 0 < entry.step < keep_from
+
     def _shrink(self, entry: _Entry) -> bool:
+        text, cost = self._shrunk(entry)
+        if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
+            return False
+        self.tokens += cost - entry.tokens
+        entry.rewrite(text, cost)
+        entry.elided = True
+        return True
+
+    def _shrunk(self, entry: _Entry) -> tuple[str, int]:
+        """The entry's text once elided, and its cost (made once: the note depends on nothing that changes)."""
+        if entry.shrunk is None:
+            entry.shrunk = self._elide_text(entry)
+        return entry.shrunk
+
+    def _elide_text(self, entry: _Entry) -> tuple[str, int]:
         if entry.kind == "observation":
             action = next((e.short for e in self._entries if e.kind == "reply" and e.step == entry.step), "")
             source = action.removeprefix("ACTION: ") or f"step {entry.step}"
@@ -179,13 +220,7 @@ class History:
             text = "\n".join(p for p in (prompting.render("history/elided_reply"), short) if p)
             if not self.chat:
                 text = f"{THOUGHT_CUE} {text}\n"
-        cost = self._cost(text)
-        if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
-            return False
-        self.tokens += cost - entry.tokens
-        entry.rewrite(text, cost)
-        entry.elided = True
-        return True
+        return text, self._cost(text)
 
 
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided

@@ -130,7 +130,9 @@ class Agent:
         example = self.prompting.example
         parallel = self.prompting.parallel
         if example == "auto":
-            example = prompting.example_for([t.name for t in self.tools], parallel=parallel)
+            example = prompting.example_for(self.tools, parallel=parallel)
+        elif example is not None and prompting.example_name(example) == "generic":
+            example = prompting.generic_example(self.tools)  # the generic example, named: from these tools
         return prompting.instructions(
             listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
         )

@@ -43,11 +43,10 @@ class Plan:
         self.forced_tokens = min(limits.reply_tokens, _FORCED_REPLY_TOKENS)
         note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
         self.reserve_local = history.note_cost(note) + _OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
-        # What the forced final call needs of the window after a normal call: its note, the step
-        # elided to its directive line and a note, and a minimal reply.
+        # What the forced final call needs of the window on top of the elided steps: its note and a
+        # minimal reply.
         window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
-        self.window_reserve = history.note_cost(window_note) + _OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD
-        self.window_reserve += MIN_REPLY_TOKENS
+        self.window_reserve = history.note_cost(window_note) + MIN_REPLY_TOKENS
 
     def estimate(self, extra_local: int = 0) -> int:
         return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
@@ -67,8 +66,10 @@ class Plan:
 
     def slack(self, prompt: int) -> int:
         """Tokens kept free of a window on top of the estimate: a server frames messages its own way
-        (one more token a message is common), and one that reports no usage never corrects us."""
-        return max(_WINDOW_SLACK, prompt // 32)
+        (one more token a message is common: with short messages that is more than a 32nd of the
+        prompt), and one that reports no usage never corrects us. Two messages more are counted,
+        for the step a plan may hold room for."""
+        return max(_WINDOW_SLACK, prompt // 32, self.history.messages + 2 if self.history.messages else 0)
 
     def window_left(self, prompt: int) -> int | None:
         """What the context window leaves a reply after a prompt of `prompt` tokens; None: no window."""
@@ -88,33 +89,59 @@ class Plan:
         """The allowance of call `number`, after eliding old steps if the window needs it: None when
         the budget leaves no room, "window" when only the context window is too small.
 
-        A normal call is made only if the window leaves room, after it, for the forced final call
-        (its note, the step elided to a line, a short reply; `reserve=False` drops that); the forced
-        call may elide the latest step too. Nothing is elided while the window leaves the reply a
-        quarter of itself (or `reply_tokens`, if less): the allowance shrinks first.
+        A normal call is made only if the window leaves room, after it, for the forced final call:
+        the history elided as far as it can be (every step up to this one), its note and a short
+        reply (`reserve=False` drops that); the forced call may elide the latest step too. Nothing
+        is elided while the window leaves the reply a quarter of itself (or `reply_tokens`, if
+        less): the allowance shrinks first.
         """
-        # The next step is taken to cost what the last one did, up to what it can be elided to (the
-        # forced call may have to carry it and the step before it).
-        step = min(self.history.last_step(), _OBSERVATION_STUB)
-        held = self.meter.scale(self.window_reserve + step) if reserve and not forced else 0
         if self.window is not None:
-            want = self.forced_tokens if forced else min(self.limits.reply_tokens, self.window // 4)
-            want = max(want, MIN_REPLY_TOKENS) + held
+            want = self._want(forced)
             prompt = self.estimate(extra_local)
             if prompt + self.slack(prompt) + want > self.window:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
-                target = int((self.window * 31 / 32 - _WINDOW_SLACK - want - headroom) / self.meter.rate) - extra_local
+                framing = max(_WINDOW_SLACK, self.history.messages + 2 if self.history.messages else 0)
+                target = int((self.window * 31 / 32 - framing - want - headroom) / self.meter.rate) - extra_local
                 local = self.history.tokens
                 if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
                     self.meter.rewritten(prompt - self.meter.scale(extra_local), local - self.history.tokens)
         prompt = self.estimate(extra_local)
         allowance = self.allowance(prompt, forced=forced)
-        left = self.window_left(prompt)
-        if allowance >= MIN_REPLY_TOKENS and (left is None or left >= MIN_REPLY_TOKENS + held):
+        if allowance >= MIN_REPLY_TOKENS and (forced or not reserve or self.forced_fits_after(number, like=number - 1)):
             return allowance
         if self.allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:
             return "window"
         return None
+
+    def _want(self, forced: bool) -> int:
+        """The reply allowance the window is made to leave before anything is elided."""
+        want = self.forced_tokens if forced else min(self.limits.reply_tokens, (self.window or 0) // 4)
+        return max(want, MIN_REPLY_TOKENS)
+
+    def floor(self, keep_from: int, extra_local: int = 0) -> int:
+        """The estimate of the prompt (and `extra_local` more tokens) once everything before step
+        `keep_from` is elided that can be: the least it can be made to cost."""
+        least = self.history.floor(keep_from)
+        return self.meter.after_cut(self.estimate(extra_local), self.history.tokens - least, least + extra_local)
+
+    def forced_fits_after(self, number: int, *, like: int, pending: int = 0) -> bool:
+        """Whether the forced final call still fits the window after call `number`: every step
+        before it elided as far as it can be (and `pending` local tokens not yet recorded), the new
+        step elided too (taken to cost what step `like` does, elided), the forced call's note and a
+        short reply. What the steps cost whole does not matter: the forced call may elide all of them."""
+        if self.window is None:
+            return True
+        held = self.meter.scale(self.window_reserve + pending + self._elided_step(like))
+        floor = self.floor(number) + held
+        return floor + self.slack(floor) <= self.window
+
+    def _elided_step(self, like: int) -> int:
+        """Local tokens a new step is taken to cost elided: what step `like` does and a quarter more
+        (its directive, which both notes quote, may be longer), at most two stubs; a stub before
+        the first step."""
+        done = self.history.step_floor(like)
+        most = 2 * _OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD
+        return _OBSERVATION_STUB + 2 * MESSAGE_OVERHEAD if done == 0 else min(done * 5 // 4, most)
 
     def retry(
         self, number: int, *, forced: bool, refused: int, said: bool, prompt_tokens: int | None, sent_local: int
@@ -155,6 +182,7 @@ class Plan:
         forced final one (None when a normal call follows). `labelled`: it holds its own labels."""
         billed = self.meter.billed.total_tokens
         if number < self.limits.steps:
+            observation = self._cut_for_window(number, observation, labelled=labelled)
             prompt = self.estimate(self.history.cost(observation, labelled=labelled))
             allowance = self.allowance(prompt, forced=False, window=False)
             if allowance >= MIN_REPLY_TOKENS:
@@ -185,6 +213,31 @@ class Plan:
         if self.allowance(after, forced=False, billed=billed + prompt + allowance, window=False) < MIN_REPLY_TOKENS:
             return f"about {self.limits.tokens - billed - prompt} tokens"
         return ""
+
+    def _cut_for_window(self, number: int, observation: str, *, labelled: bool) -> str:
+        """Cut the observation of step `number` (head and tail) when the next call could not be made
+        with it whole, even with every older step elided, but could with it cut: the latest step
+        stays, its observation cut to what the window leaves beside a reply of the size elision
+        aims for (or, failing that, a minimal one). Should the forced call come next instead, it
+        loses nothing by the cut: it would have elided the observation whole."""
+        if self.window is None:
+            return observation
+
+        def fits(text: str, reply: int) -> bool:
+            prompt = self.floor(number, self.history.cost(text, labelled=labelled))
+            return prompt + self.slack(prompt) + reply <= self.window  # type: ignore[operator]
+
+        want = self._want(forced=False)
+        if fits(observation, want):
+            return observation
+        for reply in (want, MIN_REPLY_TOKENS):
+            allowance = self.count(observation)
+            while allowance > _OBSERVATION_STUB:
+                allowance = max(allowance * 7 // 8, _OBSERVATION_STUB)
+                cut = truncate(observation, allowance, self.count)
+                if fits(cut, reply):
+                    return cut
+        return observation
 
     def _shrink_for_forced(self, observation: str, limit: StopReason, *, labelled: bool = False) -> str:
         """Cut the observation so that the forced final call after it fits the budget."""

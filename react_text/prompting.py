@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import functools
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .types import Message
+
+if TYPE_CHECKING:
+    from .tools import Tool
 
 __all__ = [
     "InstructionsIn",
     "example_for",
     "example_name",
     "first_messages",
+    "generic_example",
     "instructions",
     "known_variables",
     "observation_message",
@@ -58,12 +62,15 @@ def template_names() -> list[str]:
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.txt"))
 
 
-def instructions(tool_listing: str, *, example: str | None = "examples/generic", parallel: int | None = None) -> str:
+def instructions(tool_listing: str, *, example: str | None = None, parallel: int | None = None) -> str:
     """The instruction block: the protocol, the tools, and a worked example (a template name or
-    the example's own text, told apart by `example_name`; None for zero-shot). `parallel`: the most
-    actions a reply may hold, when several independent ones may be written at once (None: one)."""
+    the example's own text, told apart by `example_name`; None for zero-shot; the generic one is
+    made from the tools, by `generic_example`, not named here). `parallel`: the most actions a
+    reply may hold, when several independent ones may be written at once (None: one)."""
     if example is not None:
         name = example_name(example)
+        if name == "generic":
+            raise ValueError("the generic example is made from the tools: give generic_example(tools)")
         example = render(f"examples/{name}") if name is not None else example
     rules = render("rules/one") if parallel is None else render("rules/parallel", most=parallel)
     return render("instructions", tools=tool_listing, example=example or "", rules=rules).rstrip()
@@ -93,18 +100,33 @@ def example_name(example: str) -> str | None:
     return name
 
 
-def example_for(tool_names: Iterable[str], *, parallel: bool = False) -> str:
-    """The worked example that fits the tools in play: the files example when the file tools are
-    there, the calculator's when only built-in arithmetic and docs are, else the generic one; with
-    parallel actions, the one that shows two independent calls in one reply."""
+def example_for(tools: Sequence[Tool], *, parallel: bool = False) -> str | None:
+    """The worked example that fits the tools in play: the files example when the file tools and
+    the calculator are there, the calculator's when only built-in arithmetic and docs are, else one
+    made from the user's own first tool (`generic_example`), so an example never names a tool the
+    user lacks nor carries numbers a small model copies into its answer; with parallel actions, the
+    one that shows two independent calls in one reply. None: no tools.
+
+    A template name, or the example's own text."""
     if parallel:
         return "examples/parallel"
-    names = set(tool_names)
-    if names & {"search", "read"}:
+    names = {t.name for t in tools}
+    if {"search", "calculator"} <= names:
         return "examples/files"
     if "calculator" in names and names <= {"calculator", "python_doc"}:
         return "examples/calculator"
-    return "examples/generic"
+    return generic_example(tools)
+
+
+def generic_example(tools: Sequence[Tool]) -> str | None:
+    """The generic worked example made from the first tool: its name and its required parameters
+    (its first one, if none is required), with no numbers to copy. None: no tools."""
+    if not tools:
+        return None
+    first = tools[0]
+    shape = first.shape
+    params = [p.name for p in shape.parameters if p.required] or [p.name for p in shape.parameters[:1]]
+    return render("examples/generic", tool=first.name, call=f"{first.name}[{', '.join(params)}]")
 
 
 def first_messages(

@@ -70,6 +70,42 @@ def test_meter_learns_the_servers_count() -> None:
     assert 1200 <= meter.estimate(600) <= before
 
 
+def _steps(chat: bool) -> History:
+    """A history of five steps of several sizes: observations worth eliding, and one ("ok") that is not."""
+    count = budget.counter("gpt-4o")
+    opening = (Message("system", "rules " * 50), Message("user", "task")) if chat else "rules " * 50 + "\nQ: task\n"
+    history = History(opening, count)
+    for step in range(1, 6):
+        history.add_reply(f" {'think ' * 10 * step}\nACTION: page[p{step}]", step, f"ACTION: page[p{step}]")
+        history.add_observation("word " * 40 * (step % 3) or "ok", step)
+    return history
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_the_floor_of_a_history_is_what_eliding_everything_leaves(chat: bool) -> None:
+    """`History.floor(k)` is the count `elide(0, k)` reaches, and elides nothing itself."""
+    history = _steps(chat)
+    for keep_from in range(1, 7):
+        floor = history.floor(keep_from)
+        assert history.elided == ()
+        elided = _steps(chat)
+        elided.elide(0, keep_from)
+        assert elided.tokens == floor, keep_from
+        assert floor < history.tokens or keep_from == 1
+    assert history.floor(1) == history.tokens  # nothing before step 1 to elide
+
+
+def test_the_meters_estimate_after_a_cut_is_the_one_rewriting_gives() -> None:
+    meter = budget.Meter()
+    assert meter.after_cut(1100, 500, 600) == 600  # nothing reported: the local count
+    meter.sent(Usage(2000, 10), 1000, reported=True)
+    meter.appended(100)
+    before = meter.estimate(1100)
+    said = meter.after_cut(before, 500, 600)
+    meter.rewritten(before, 500)
+    assert said == meter.estimate(600)
+
+
 def test_unknown_models_are_counted_with_a_margin() -> None:
     exact = budget.counter("gpt-4")("hello world, this is a test of the margin")
     assert budget.counter("some-local-model")("hello world, this is a test of the margin") == -(-exact * 5 // 4)

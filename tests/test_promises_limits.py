@@ -674,3 +674,66 @@ def test_the_model_recommends_limits_and_the_user_overrides(driver: Callable[[Ag
     model = Recommending([*actions(6), "FINAL: 1"], Limits(steps=2, force_final=False))
     result = driver(Agent(model, tools=[lookup_tool(recorder)], limits=Limits(steps=3, force_final=False)), TASK)
     assert (result.stop_reason, len(recorder.received)) == ("max_steps", 3)
+
+
+# --- the budget's boundary, token by token, against a server whose tool output counts unlike prose ---
+
+_DIGIT_SPLIT = re.compile(r" ?[^\W\d_]++| ?\d|[^\w\s]| *+\n| ++(?=\S)")
+
+
+def digit_split(text: str) -> int:
+    """A tokenizer that splits numbers into digits, as Llama's does: prose counts about as tiktoken
+    does, a tool's output full of numbers two or three times as much."""
+    return len(_DIGIT_SPLIT.findall(text)) + len(text) // 100_000
+
+
+class DigitServer:
+    """A chat server counting with `digit_split` (3 tokens a message, 3 to prime the reply), which
+    cuts each reply at the allowance and bills what it counted. A reply is a line of prose and an
+    action: about 25 tokens, so the last call's small allowance is used up."""
+
+    api = "chat"
+    name = "digit-splitting-server"
+    accepts_grammar = False
+
+    def __init__(self) -> None:
+        self.billed: list[int] = []
+
+    def generate(self, request: Request) -> Reply:
+        prompt = sum(digit_split(m.content) + 3 for m in messages(request)) + 3
+        n = len(self.billed)
+        text = f"THOUGHT: I will look at the next order, and then at the one after it.\nACTION: lookup[order{n}]"
+        kept = text
+        while digit_split(kept) > request.max_tokens:
+            kept = kept[: len(kept) - 1]
+        self.billed.append(prompt + digit_split(kept))
+        return Reply(kept, usage=Usage(prompt, digit_split(kept)), finish_reason="length" if kept != text else "stop")
+
+
+def orders(order: str) -> str:
+    """Return the shipments of one order."""
+    n = int(order.removeprefix("order") or 0)
+    return " ".join(str(700_000_000_000 + 7919 * (n * 9 + k)) for k in range(9))
+
+
+@pytest.mark.parametrize("force_final", [False, True])
+def test_the_budget_holds_at_every_token_against_a_server_whose_observations_count_double(
+    driver: Callable[[Agent, str], RunResult], force_final: bool
+) -> None:
+    """Issue 20: billed 4623 of a 4622-token budget. The engine's estimate scales what was appended
+    since the server's last report by the largest ratio of its count to ours seen so far; the ratio
+    was learned over whole prompts (mostly instructions, which count as prose) and over the
+    replies and observations together (the replies' count the server had given already), so it was
+    diluted below the observations' own ratio, and a call planned to use the budget to the last
+    token went past it. Swept over every budget in a range: none is overshot once the server has
+    billed one request that carried an observation (the first one's ratio nobody can know)."""
+    over = []
+    for tokens in range(900, 1560):  # where the run ends at its third and at its fourth call
+        model = DigitServer()
+        limits = Limits(steps=30, tokens=tokens, reply_tokens=40, force_final=force_final)
+        driver(
+            Agent(model, tools=[tool(orders, name="lookup")], limits=limits, prompting=Prompting(example=None)), TASK
+        )
+        if len(model.billed) > 2 and sum(model.billed) > tokens:
+            over.append((tokens, sum(model.billed), len(model.billed)))
+    assert over == [], over[:5]

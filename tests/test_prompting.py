@@ -41,6 +41,7 @@ KNOWN = {
     "history/elided_observation": {"source", "tokens"},
     "history/elided_reply": set(),
     "corrections/too_many_actions": {"most", "skipped"},
+    "examples/generic": {"tool", "call"},
 }
 
 
@@ -68,10 +69,60 @@ def test_instruction_block_teaches_what_the_parser_reads() -> None:
     block = Agent(ScriptedModel([]), tools=[lookup]).instructions()
     for label in ("THOUGHT:", "ACTION:", "FINAL:", "OBSERVATION:", "lookup[item]"):
         assert label in block
-    example = prompting.render("examples/generic")
+    example = prompting.render("examples/generic", tool="lookup", call="lookup[item]")
     first_turn = example.split("OBSERVATION:")[0].split("QUESTION:")[1].split("\n", 1)[1]
     assert isinstance(parse(first_turn), Action)
     assert isinstance(parse(example.rsplit("OBSERVATION:", 1)[1].split("\n", 1)[1]), Final)
+
+
+def convert(amount: float, unit: str, digits: int = 2) -> str:
+    """Convert an amount to another unit."""
+    return unit
+
+
+def calculator(expression: str) -> str:
+    """The user's own calculator, not the toolbox's."""
+    return expression
+
+
+def search(query: str) -> str:
+    """The user's own search."""
+    return query
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [[convert], [convert, lookup], [lookup], [search], [search, convert], [calculator, convert], [calculator]],
+    ids=["convert", "convert+lookup", "lookup", "search", "search+convert", "calculator+convert", "calculator"],
+)
+def test_the_example_names_only_the_users_tools_and_no_numbers_to_copy(tools: list[object]) -> None:
+    """Seen: the generic example's `lookup` and 0.5, 1.5 were copied into answers and tool choices."""
+    agent = Agent(ScriptedModel([]), tools=tools)
+    example = agent.instructions().split("\nExample", 1)[1]
+    names = {t.name for t in agent.tools}
+    called = {
+        line.removeprefix("ACTION: ").split("[", 1)[0] for line in example.splitlines() if line.startswith("ACTION: ")
+    }
+    assert called and called <= names, (called, names)
+    if names != {"calculator"}:  # the calculator's own example computes
+        assert not any(c.isdigit() for c in example), example
+
+
+def test_the_example_is_built_from_the_first_tools_signature() -> None:
+    example = Agent(ScriptedModel([]), tools=[convert]).instructions().split("\nExample", 1)[1]
+    assert "ACTION: convert[amount, unit]" in example
+    assert isinstance(parse("ACTION: convert[amount, unit]", tools=["convert"]), Action)
+
+
+def test_the_generic_example_by_name_is_made_from_the_tools_too() -> None:
+    """Prompting(example="generic") names the generic example, which is made from the user's tools."""
+    named = Agent(ScriptedModel([]), tools=[convert], prompting=Prompting(example="generic")).instructions()
+    assert named == Agent(ScriptedModel([]), tools=[convert]).instructions()
+    assert "Example" not in Agent(ScriptedModel([]), prompting=Prompting(example="generic")).instructions()
+
+
+def test_no_tools_no_example() -> None:
+    assert "Example" not in Agent(ScriptedModel([])).instructions()
 
 
 def test_zero_shot_leaves_the_example_out() -> None:

@@ -29,14 +29,14 @@ def reads(n: int) -> list[str]:
     return [f"THOUGHT: read {i}\nACTION: page[p{i}]" for i in range(n)] + ["FINAL: done"]
 
 
-# Open (issue 20's closing note): with 150-token observations in a 700-900 token window the planner
-# gives up with the forced final call although the steps would fit once the last observation is
-# elided. Strict: the test fails the suite as soon as the planner is fixed, so the mark is removed.
-_PLANNER_GIVES_UP = pytest.mark.xfail(strict=True, reason="open: the planner ends small-window runs early")
+# Open (issue 20): 30 short steps leave the history 30 elided lines ("[thought elided]" and the
+# action, the observation "ok" that no note is shorter than): about 25 tokens each, more than a
+# 1,000-token window holds beside the instructions. Strict: it fails the suite once that is solved.
+_PLANNER_GIVES_UP = pytest.mark.xfail(strict=True, reason="open: elided steps still cost a line each")
 
 
 @pytest.mark.parametrize("driver", list(DRIVERS))
-@pytest.mark.parametrize("window", [pytest.param(w, marks=_PLANNER_GIVES_UP) for w in (700, 800, 900)] + [1000, 1100])
+@pytest.mark.parametrize("window", [700, 800, 900, 1000, 1100])
 def test_a_model_reported_window_is_never_exceeded(window: int, driver: str) -> None:
     """README: "The window comes from the model where it can say ... Every request fits it"; and
     Guarantees: "a run longer than the context window completes with elided steps". ScriptedModel's
@@ -68,12 +68,16 @@ def test_the_same_window_behaves_the_same_from_the_model_or_from_limits(window: 
 @pytest.mark.parametrize("window", [300, 400, 500])
 def test_a_tiny_window_ends_cleanly_with_a_reason(window: int, driver: str) -> None:
     """README: "Failures end cleanly ... ends the run with `stop_reason "model_error"`, the reason in
-    `result.error`". A window smaller than the instructions cannot be met; the run must say so."""
+    `result.error`". A window smaller than the instructions cannot be met; the run must say so. One
+    that holds them but no step and the forced final call after it gets that call at once (README:
+    "when the window is exhausted, try the forced final call before giving up"), and says so."""
     model = ScriptedModel(["FINAL: x"], context_window=window)
     result = DRIVERS[driver](Agent(model, tools=[short], limits=Limits(steps=3, reply_tokens=64)), "Hi.")
-    assert result.stop_reason in {"final", "model_error"}
-    if result.stop_reason == "model_error":
+    assert result.stop_reason in {"final", "model_error", "max_tokens"}
+    if result.stop_reason != "final":
         assert result.error and str(window) in result.error
+    if result.stop_reason == "max_tokens":
+        assert result.forced and result.answer == "x"
 
 
 @_PLANNER_GIVES_UP
