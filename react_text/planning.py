@@ -43,10 +43,10 @@ class Plan:
         self.forced_tokens = min(limits.reply_tokens, _FORCED_REPLY_TOKENS)
         note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
         self.reserve_local = history.note_cost(note) + _OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
-        # What the forced final call needs of the window on top of the elided steps: its note and a
-        # minimal reply.
+        # What the forced final call needs of the window on top of the elided steps: its note (local
+        # tokens, scaled to the server's when used) and a minimal reply (the server's tokens already).
         window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
-        self.window_reserve = history.note_cost(window_note) + MIN_REPLY_TOKENS
+        self.window_reserve = history.note_cost(window_note)
 
     def estimate(self, extra_local: int = 0) -> int:
         return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
@@ -131,7 +131,7 @@ class Plan:
         short reply. What the steps cost whole does not matter: the forced call may elide all of them."""
         if self.window is None:
             return True
-        held = self.meter.scale(self.window_reserve + pending + self._elided_step(like))
+        held = self.meter.scale(self.window_reserve + pending + self._elided_step(like)) + MIN_REPLY_TOKENS
         floor = self.floor(number) + held
         return floor + self.slack(floor) <= self.window
 
