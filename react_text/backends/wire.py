@@ -264,6 +264,40 @@ def dropped(exc: object) -> bool:
     return False
 
 
+# The `openai` client's retry rule, for the one try the lean path (`http1`) makes before handing a
+# request to it: the server's x-should-retry first, then 408, 409, 429 and 5xx; the wait is the
+# server's Retry-After (or retry-after-ms) when 0-60 s, else the client's first backoff (0.5 s less
+# up to a quarter, at random). Later tries are the client's own.
+_RETRIED = frozenset({408, 409, 429})
+_FIRST_BACKOFF = 0.5
+_MOST_RETRY_AFTER = 60.0
+
+
+def retried(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether the `openai` client would try again after this answer (names lower-cased)."""
+    said = headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return said == "true"
+    return status in _RETRIED or status >= 500
+
+
+def first_backoff(jitter: float) -> float:
+    """The client's first wait, for a `jitter` drawn from [0, 1)."""
+    return _FIRST_BACKOFF * (1 - 0.25 * jitter)
+
+
+def retry_wait(headers: Mapping[str, str], jitter: float) -> float:
+    """How long to wait before the next try: what the server asked for, else the first backoff."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            wait = float(headers.get(name, "")) / scale
+        except ValueError:
+            continue
+        if 0 < wait <= _MOST_RETRY_AFTER:
+            return wait
+    return first_backoff(jitter)
+
+
 def window_plan(base_url: str, name: str) -> Generator[str, object, int | None]:
     """Where to ask for the context window: yields each URL to GET, is sent its JSON (None when
     the GET failed), returns the window or None. OpenAI itself does not say, so is not asked."""
