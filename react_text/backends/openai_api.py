@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -55,7 +56,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
-from ..types import Api, Reply, Request
+from ..types import Api, Reply, Request, Vocabulary
 from . import http1, wire
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class _OpenAIBackend:
         server: wire.Server | None = None,
         send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
+        token_ids: bool = False,
+        tokenizer: Vocabulary | None = None,
     ) -> None:
         self.name = model
         self.stream = stream
@@ -108,6 +111,9 @@ class _OpenAIBackend:
         self.accepts_grammar = self.server in wire.GRAMMAR_SERVERS
         self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
+        # ask the server for the tokens it sampled (a reply then carries `tokens`, for trajectories)
+        self.token_ids = token_ids
+        self.tokenizer = tokenizer
         self._lean: _Lean | None = None
         if client is None:
             import openai
@@ -201,7 +207,7 @@ class _OpenAIBackend:
             self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.Stream[object]
         )
         if not stream:
-            return wire.read_answer(answer, chat=self.api == "chat")
+            return self._read(answer, arguments)
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
             for chunk in answer:
@@ -225,7 +231,7 @@ class _OpenAIBackend:
             self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.AsyncStream[object]
         )
         if not stream:
-            return wire.read_answer(answer, chat=self.api == "chat")
+            return self._read(answer, arguments)
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
             async for chunk in answer:
@@ -259,11 +265,23 @@ class _OpenAIBackend:
             await asyncio.sleep(wire.first_backoff(random.random()))
             return retries - 1
         if 200 <= answer.status < 300:
-            return wire.read_answer(_decoded(answer.body), chat=self.api == "chat")
+            return self._read(_decoded(answer.body), arguments)
         if retries == 0 or not wire.retried(answer.status, answer.headers):
             return 0  # asked once more by the client, which raises its own error from the answer
         await asyncio.sleep(wire.retry_wait(answer.headers, random.random()))
         return retries - 1
+
+    def _read(self, answer: object, arguments: dict[str, Any]) -> Reply:
+        """A whole answer's reply, with its token ids when they were asked for and the answer has them."""
+        reply = wire.read_answer(answer, chat=self.api == "chat")
+        if not self.token_ids:
+            return reply
+        prompt = arguments.get("prompt")
+        known = self.tokenizer.encode(prompt) if self.tokenizer is not None and isinstance(prompt, str) else None
+        tokens = wire.read_tokens(answer, reply.text, prompt=known, vocabulary=self.tokenizer)
+        if tokens is None:
+            log.debug("%r: the answer gave no token ids for its reply", self)
+        return dataclasses.replace(reply, tokens=tokens)
 
     async def _aclient(self) -> openai.AsyncOpenAI:
         """The async client: the one given, or one per event loop, built from the sync client's settings.
@@ -302,6 +320,8 @@ class _OpenAIBackend:
         body = dict(self.extra_body)
         if request.grammar and self.server is not None:
             body.update(wire.grammar_fields(self.server, request.grammar))
+        if self.token_ids and not self.stream:
+            body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:
             arguments["extra_body"] = body
         if self.stream:
