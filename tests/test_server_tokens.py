@@ -29,7 +29,8 @@ LOGPROBS = [-0.5, -0.25, -0.125, -0.01]
 
 def vllm_chat(text: str = "FINAL: 3") -> dict[str, Any]:
     content = [
-        {"token": p, "logprob": lp, "bytes": list(p.encode()), "top_logprobs": []} for p, lp in zip(PIECES, LOGPROBS, strict=True)
+        {"token": p, "logprob": lp, "bytes": list(p.encode()), "top_logprobs": []}
+        for p, lp in zip(PIECES, LOGPROBS, strict=True)
     ]
     return {
         "id": "x", "object": "chat.completion", "created": 0, "model": "m",
