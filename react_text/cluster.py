@@ -45,6 +45,8 @@ from .parser import parse
 from .tools import Tool
 from .types import Model
 
+__all__ = ["WORKER_NAME", "Recipe", "aevaluate"]
+
 log = logging.getLogger(__name__)
 
 Recipe = Callable[[], Model]

@@ -26,6 +26,8 @@ from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
+__all__ = ["Answer", "Pool", "TimedOut", "TransportError", "Unsupported", "pool"]
+
 _LIMIT = 1000  # open connections per server, as the openai client's pool (httpx's limits)
 _HEAD_LIMIT = 64 * 1024  # bytes of status line and headers
 
