@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -155,6 +156,15 @@ def _arguments() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward",
     )
+    evaluate.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the episodes on Ray workers (the ray extra): a cluster's address (auto, ray://host:10001), "
+        "or none for $RAY_ADDRESS else a local cluster; a worker that dies costs only its episodes, run again",
+    )
+    evaluate.add_argument("--workers", type=_positive, help="with --ray: how many workers (default: one per CPU)")
     _module_flag(evaluate, "add the public functions of a module (a name on the path, or a file) to every task's tools")
     _mcp_flags(evaluate)
     evaluate.set_defaults(handler=_eval)
@@ -700,15 +710,22 @@ def _eval(args: argparse.Namespace) -> int:
         for names in {t.tools for t in tasks}:
             evaluation.toolset(names, root, extra)  # an unknown tool name is an error before anything runs
     models: Any
+    recipes: Any = None  # with --ray: how each worker builds the models (models do not travel)
+    if args.ray is not None and (choices.mcp or args.mcp_env or args.mcp_header):
+        raise ConfigError("--ray takes no --mcp: an MCP session cannot travel to a worker (use --module tools)")
+    if args.workers and args.ray is None:
+        raise ConfigError("--workers goes with --ray")
     if args.script:
         models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
+        recipes = models
         choices = choices.over(recorded)
         probe = models(tasks[0]) if tasks else scripts.Script(()).model()
         concurrency = args.concurrency or 4
     else:
         urls = args.base_url or [None]
-        models = [
-            config.model(
+        recipes = [
+            functools.partial(
+                config.model,
                 args.model,
                 base_url=url,
                 api=args.api,
@@ -719,6 +736,7 @@ def _eval(args: argparse.Namespace) -> int:
             )
             for url in urls
         ]
+        models = [recipes[0]()] if args.ray is not None else [make() for make in recipes]
         probe = models[0]
         concurrency = 1 if config.is_in_process(probe) else args.concurrency or 4 * len(models)
     limits, prompting = config.settle(probe, choices)
@@ -730,7 +748,8 @@ def _eval(args: argparse.Namespace) -> int:
     todo = [t for t in tasks if t.id not in {o.id for o in done}]
     if args.trace:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
-    settings = _EvalSettings(tasks, todo, done, root, models, concurrency, limits, prompting, choices.parser)
+    ray = recipes if args.ray is not None else None
+    settings = _EvalSettings(tasks, todo, done, root, models, concurrency, limits, prompting, choices.parser, ray)
     if not (choices.mcp or args.mcp_env or args.mcp_header):
         return _eval_with(args, settings, extra)
     from .mcp import from_cli
@@ -765,6 +784,7 @@ class _EvalSettings:
     limits: Limits
     prompting: Prompting
     parser: str | None
+    ray: Any = None  # the recipes, when the episodes run on Ray
 
 
 def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequence[Tool]) -> int:
@@ -785,19 +805,27 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         except OSError as exc:
             raise ConfigError(f"cannot write {args.trajectories}: {exc.strerror}") from exc
 
+    options: dict[str, Any] = {
+        "root": root,
+        "concurrency": settings.concurrency,
+        "limits": settings.limits,
+        "prompting": settings.prompting,
+        "parser": parsing.PARSERS[settings.parser or "tolerant"],
+        "traces": Path(args.trace) if args.trace else None,
+        "tools": extra,
+        "trajectories": Path(args.trajectories) if args.trajectories else None,
+    }
+
+    def episodes() -> Any:
+        if settings.ray is None:
+            return evaluation.aevaluate(todo, settings.models, **options)
+        from . import cluster
+
+        address = args.ray or None
+        return cluster.aevaluate(todo, settings.ray, address=address, workers=args.workers, **options)
+
     async def run_all() -> None:
-        async for outcome in evaluation.aevaluate(
-            todo,
-            settings.models,
-            root=root,
-            concurrency=settings.concurrency,
-            limits=settings.limits,
-            prompting=settings.prompting,
-            parser=parsing.PARSERS[settings.parser or "tolerant"],
-            traces=Path(args.trace) if args.trace else None,
-            tools=extra,
-            trajectories=Path(args.trajectories) if args.trajectories else None,
-        ):
+        async for outcome in episodes():
             outcomes.append(outcome)
             if out:
                 out.write(evaluation.as_json(outcome) + "\n")

@@ -284,6 +284,15 @@ class Trajectory:
         return 1.0 if later <= 0 else (later - (len(self.segments) - 1)) / later
 
 
+class Vocabulary(Protocol):
+    """A model's tokenizer, for servers that name sampled tokens only by their text (`OpenAI*(tokenizer=...)`):
+    `encode` a prompt as the model would, and the id of one token's text (None when it has none)."""
+
+    def encode(self, text: str) -> tuple[int, ...]: ...
+
+    def piece_id(self, piece: str) -> int | None: ...
+
+
 Api = Literal["chat", "completion"]
 
 

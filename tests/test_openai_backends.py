@@ -815,7 +815,8 @@ def test_async_stream_stops_reading_at_a_made_up_observation() -> None:
 
 
 def test_async_client_is_built_from_the_sync_settings_only_when_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A sync-only user never builds an AsyncOpenAI; an async call builds one for the same server."""
+    """A sync-only user never builds an AsyncOpenAI; an async call that needs one (a stream: plain
+    requests to an http:// server take the lean path) builds one for the same server."""
     url = f"http://127.0.0.1:{free_port()}/v1"
     built: list[dict[str, Any]] = []
     real = openai.AsyncOpenAI
@@ -825,7 +826,7 @@ def test_async_client_is_built_from_the_sync_settings_only_when_needed(monkeypat
         return real(**options)
 
     monkeypatch.setattr(openai, "AsyncOpenAI", recording)
-    model = OpenAIChat("m", base_url=url, api_key=SECRET, max_retries=0, timeout=5)
+    model = OpenAIChat("m", base_url=url, api_key=SECRET, max_retries=0, timeout=5, stream=True)
     with pytest.raises(ModelError):
         model.generate(chat_request())
     assert built == []
@@ -852,7 +853,8 @@ def test_each_event_loop_gets_its_own_async_client_closed_with_the_loop(monkeypa
             self.closed = True
 
     monkeypatch.setattr(openai, "AsyncOpenAI", Recording)
-    model = OpenAIChat("m", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key=SECRET, max_retries=0)
+    # streamed, so the openai client carries it (a plain request to http:// takes the lean path)
+    model = OpenAIChat("m", base_url=f"http://127.0.0.1:{free_port()}/v1", api_key=SECRET, max_retries=0, stream=True)
 
     async def twice() -> None:
         for _ in range(2):  # the same loop: the same client

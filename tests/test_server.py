@@ -285,3 +285,37 @@ def test_server_killed_mid_run_is_a_model_error(server: OneServer) -> None:
     assert len(result.steps) == 1 and result.steps[0].observation == "396"
     with pytest.raises(ModelError):
         model.generate(Request("x", STOP, 5))
+
+
+class EmbeddedVocabulary:
+    """The embedded model's tokenizer (its GGUF's vocabulary alone), as `tokenizer=` takes it."""
+
+    def __init__(self) -> None:
+        import llama_cpp
+
+        self.llm = llama_cpp.Llama(str(default_model_path()), vocab_only=True, verbose=False)
+        self.ids: dict[str, int] = {}
+        for i in range(self.llm.n_vocab()):
+            self.ids.setdefault(self.llm.detokenize([i]).decode("utf-8", "ignore"), i)
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        return tuple(self.llm.tokenize(text.encode(), add_bos=True, special=True))
+
+    def piece_id(self, piece: str) -> int | None:
+        return self.ids.get(piece)
+
+
+def test_the_real_servers_token_texts_become_ids_through_the_tokenizer(base_url: str) -> None:
+    """llama-cpp-python's server names sampled tokens by their text only: mapped, and said so."""
+    vocabulary = EmbeddedVocabulary()
+    model = OpenAICompletion("smollm2", base_url=base_url, api_key="x", token_ids=True, tokenizer=vocabulary)
+    prompt = "QUESTION: What is 2 + 2?\nTHOUGHT:"
+    reply = model.generate(Request(prompt, STOP, 24))
+    tokens = reply.tokens
+    assert tokens is not None and not tokens.exact and "mapped from the server's token texts" in tokens.reason
+    assert tokens.prompt == vocabulary.encode(prompt) and tokens.ids
+    assert len(tokens.ids) == len(tokens.logprobs) == len(tokens.ends) and all(lp <= 0 for lp in tokens.logprobs)
+    spelled = vocabulary.llm.detokenize(list(tokens.ids)).decode("utf-8", "replace")
+    assert spelled == reply.text[: tokens.ends[-1]]  # the mapped ids spell what was kept
+    result = Agent(model, tools=[calculator], limits=Limits(steps=3)).run("What is 2 + 2?")
+    assert result.trajectory is not None and not result.trajectory.exact

@@ -8,7 +8,16 @@ never the API key. A server that says the prompt does not fit its context window
 
 Sync and async: `generate` goes through `openai.OpenAI`, `agenerate` through `openai.AsyncOpenAI`
 (built on first use, one per event loop, from the sync client's settings, unless `async_client=`
-is given). Both build the same request and read the answer with the same code (`wire`).
+is given). Both build the same request and read the answer with the same code (`wire`), and both
+send it with the client's low-level `post` (the body as built here, the answer as plain JSON), not
+`chat.completions.create`, whose conversion of every argument against its typed parameters cost
+about 1.7 ms a call.
+
+At scale (thousands of async episodes against a server), `agenerate` to a plain `http://` server
+takes the lean path (`http1`: a prepared body on a keep-alive connection from one pool per event
+loop, shared by the backends in it), when this backend built its own client, no proxy is set in
+the environment and the call is not streamed. Its first failure hands the request to the client,
+which retries, waits and raises as ever (see `_alean`); the tries add up to the client's own.
 
 A grammar (the protocol's, see `react_text.grammar`) goes where the server takes one, said by
 `server=`: llama.cpp's `grammar`, vLLM's `structured_outputs: {"grammar": ...}`, SGLang's `ebnf`;
@@ -33,17 +42,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import json
 import logging
 import os
+import random
 import urllib.parse
+import urllib.request
 import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
-from ..types import Api, Reply, Request
-from . import wire
+from ..types import Api, Reply, Request, Vocabulary
+from . import http1, wire
 
 if TYPE_CHECKING:
     import openai
@@ -81,6 +95,8 @@ class _OpenAIBackend:
         server: wire.Server | None = None,
         send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
+        token_ids: bool = False,
+        tokenizer: Vocabulary | None = None,
     ) -> None:
         self.name = model
         self.stream = stream
@@ -95,6 +111,10 @@ class _OpenAIBackend:
         self.accepts_grammar = self.server in wire.GRAMMAR_SERVERS
         self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
+        # ask the server for the tokens it sampled (a reply then carries `tokens`, for trajectories)
+        self.token_ids = token_ids
+        self.tokenizer = tokenizer
+        self._lean: _Lean | None = None
         if client is None:
             import openai
 
@@ -109,12 +129,17 @@ class _OpenAIBackend:
                 )
             key = key or "not-needed"
             client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+            if async_client is None:
+                self._lean = _lean(client, self._path, timeout)
         self.client = client
         self._async_client = async_client
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = (
             weakref.WeakKeyDictionary()
         )
         self._window: int | None = _UNKNOWN
+        self._lookups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}({self.name!r}, base_url={self.url!r})"
@@ -175,9 +200,14 @@ class _OpenAIBackend:
         return outcome
 
     def _once(self, arguments: dict[str, Any]) -> Reply:
-        answer = self._endpoint(self.client).create(**arguments)
-        if not arguments.get("stream"):
-            return wire.read_answer(answer, chat=self.api == "chat")
+        import openai
+
+        stream = bool(arguments.get("stream"))
+        answer: Any = self.client.post(
+            self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.Stream[object]
+        )
+        if not stream:
+            return self._read(answer, arguments)
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
             for chunk in answer:
@@ -188,9 +218,20 @@ class _OpenAIBackend:
         return reading.reply()
 
     async def _aonce(self, arguments: dict[str, Any]) -> Reply:
-        answer = await self._endpoint(await self._aclient()).create(**arguments)
-        if not arguments.get("stream"):
-            return wire.read_answer(answer, chat=self.api == "chat")
+        import openai
+
+        stream = bool(arguments.get("stream"))
+        client = await self._aclient() if self._lean is None or stream else None
+        if client is None:
+            outcome = await self._alean(arguments)
+            if isinstance(outcome, Reply):
+                return outcome
+            client = (await self._aclient()).with_options(max_retries=outcome)
+        answer: Any = await client.post(
+            self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.AsyncStream[object]
+        )
+        if not stream:
+            return self._read(answer, arguments)
         reading = wire.StreamReading(chat=self.api == "chat")
         try:
             async for chunk in answer:
@@ -199,6 +240,48 @@ class _OpenAIBackend:
         finally:
             await answer.close()
         return reading.reply()
+
+    async def _alean(self, arguments: dict[str, Any]) -> Reply | int:
+        """One try over the lean HTTP path (`http1`): the reply, or how many retries the `openai`
+        client has left for this request after that try failed (it then asks, retries and raises
+        its own errors, from the server's own answer). A failure that may be retried waits as
+        `openai` would first (Retry-After, else its first backoff), so the tries and waits add up
+        to the client's own. A refused or timed-out last try raises the client's error directly."""
+        import openai
+
+        lean, retries = self._lean, self.client.max_retries
+        if lean is None:  # pragma: no cover - the caller checked
+            raise RuntimeError("no lean path")
+        body = json.dumps(_body(arguments), ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            answer = await (await http1.pool()).post(lean.host, lean.port, lean.head, body, lean.timeout)
+        except http1.Unsupported:
+            return retries
+        except http1.TransportError as exc:
+            if retries == 0:
+                request = _httpx().Request("POST", lean.url)
+                failure = openai.APITimeoutError if isinstance(exc, http1.TimedOut) else openai.APIConnectionError
+                raise failure(request=request) from exc
+            await asyncio.sleep(wire.first_backoff(random.random()))
+            return retries - 1
+        if 200 <= answer.status < 300:
+            return self._read(_decoded(answer.body), arguments)
+        if retries == 0 or not wire.retried(answer.status, answer.headers):
+            return 0  # asked once more by the client, which raises its own error from the answer
+        await asyncio.sleep(wire.retry_wait(answer.headers, random.random()))
+        return retries - 1
+
+    def _read(self, answer: object, arguments: dict[str, Any]) -> Reply:
+        """A whole answer's reply, with its token ids when they were asked for and the answer has them."""
+        reply = wire.read_answer(answer, chat=self.api == "chat")
+        if not self.token_ids:
+            return reply
+        prompt = arguments.get("prompt")
+        known = self.tokenizer.encode(prompt) if self.tokenizer is not None and isinstance(prompt, str) else None
+        tokens = wire.read_tokens(answer, reply.text, prompt=known, vocabulary=self.tokenizer)
+        if tokens is None:
+            log.debug("%r: the answer gave no token ids for its reply", self)
+        return dataclasses.replace(reply, tokens=tokens)
 
     async def _aclient(self) -> openai.AsyncOpenAI:
         """The async client: the one given, or one per event loop, built from the sync client's settings.
@@ -223,8 +306,7 @@ class _OpenAIBackend:
             await anext(held[1])  # started in this loop, so this loop will close it
         return held[0]
 
-    def _endpoint(self, client: Any) -> Any:
-        raise NotImplementedError
+    _path: str  # the endpoint, under the base URL
 
     def _prompt(self, request: Request) -> dict[str, Any]:
         raise NotImplementedError
@@ -238,6 +320,8 @@ class _OpenAIBackend:
         body = dict(self.extra_body)
         if request.grammar and self.server is not None:
             body.update(wire.grammar_fields(self.server, request.grammar))
+        if self.token_ids and not self.stream:
+            body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:
             arguments["extra_body"] = body
         if self.stream:
@@ -306,16 +390,25 @@ class _OpenAIBackend:
         return self._window
 
     async def acontext_window(self) -> int | None:
-        """`context_window`, asked over the async client."""
+        """`context_window`, asked over the async client: once, however many runs ask at the same
+        time (a thousand episodes starting together wait for the one look-up)."""
         if self._window is _UNKNOWN:
-            plan = wire.window_plan(str(self.client.base_url), self.name)
-            try:
-                url = next(plan)
-                while True:
-                    url = plan.send(await self._aget(url))
-            except StopIteration as done:
-                self._window = self._found(done.value)
+            loop = asyncio.get_running_loop()
+            lookup = self._lookups.get(loop)
+            if lookup is None:
+                lookup = self._lookups[loop] = loop.create_task(self._alookup())
+            await asyncio.shield(lookup)
         return self._window
+
+    async def _alookup(self) -> None:
+        plan = wire.window_plan(str(self.client.base_url), self.name)
+        try:
+            url = next(plan)
+            while True:
+                url = plan.send(await self._aget(url))
+        except StopIteration as done:
+            if self._window is _UNKNOWN:
+                self._window = self._found(done.value)
 
     def _found(self, window: int | None) -> int | None:
         if window is None:
@@ -348,8 +441,7 @@ class OpenAIChat(_OpenAIBackend):
 
     api: Api = "chat"
 
-    def _endpoint(self, client: Any) -> Any:
-        return client.chat.completions
+    _path = "/chat/completions"
 
     def _prompt(self, request: Request) -> dict[str, Any]:
         if isinstance(request.prompt, str):
@@ -362,8 +454,7 @@ class OpenAICompletion(_OpenAIBackend):
 
     api: Api = "completion"
 
-    def _endpoint(self, client: Any) -> Any:
-        return client.completions
+    _path = "/completions"
 
     def _prompt(self, request: Request) -> dict[str, Any]:
         if not isinstance(request.prompt, str):
@@ -379,3 +470,61 @@ async def _closed_with_its_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[No
         yield
     finally:
         await client.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Lean:
+    """Where the lean path sends a backend's requests: a plain-HTTP server, the head prepared once."""
+
+    host: str
+    port: int
+    head: bytes  # request line and headers, up to Content-Length
+    url: str
+    timeout: float | None
+
+
+def _lean(client: openai.OpenAI, path: str, timeout: float | None) -> _Lean | None:
+    """The lean path for a client built here, or None where only the `openai` client can go: HTTPS
+    (its certificates and TLS set-up), a proxy from the environment, headers it cannot send as they are."""
+    url = urllib.parse.urlsplit(str(client.base_url))
+    proxies = urllib.request.getproxies()
+    if url.scheme != "http" or not url.hostname or "http" in proxies or "all" in proxies:
+        return None
+    headers = {k.lower(): v for k, v in client.default_headers.items() if isinstance(v, str)}
+    if client.api_key:
+        headers.setdefault("authorization", f"Bearer {client.api_key}")
+    headers |= {"accept-encoding": "identity", "connection": "keep-alive"}
+    port = url.port or 80
+    target = f"{url.path.rstrip('/')}{path}"
+    lines = [f"POST {target} HTTP/1.1", f"host: {url.hostname}:{port}"] + [f"{k}: {v}" for k, v in headers.items()]
+    if any("\r" in line or "\n" in line for line in lines):
+        return None
+    head = "".join(f"{line}\r\n" for line in lines).encode("latin-1", "replace")
+    return _Lean(url.hostname, port, head, f"http://{url.hostname}:{port}{target}", timeout)
+
+
+def _body(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body of a request: the arguments, with `extra_body` merged in as the client merges it."""
+    body = {k: v for k, v in arguments.items() if k != "extra_body"}
+    body.update(arguments.get("extra_body") or {})
+    return body
+
+
+def _decoded(body: bytes) -> object:
+    """A 200 answer's JSON, or its text when it is not JSON (as the client hands it over)."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")
+
+
+def _httpx() -> Any:
+    """The HTTP library of the installed `openai` (httpx2 for 3.x, httpx before), for its errors' requests."""
+    try:
+        import httpx2
+
+        return httpx2
+    except ImportError:  # pragma: no cover - openai before 3.x
+        import httpx
+
+        return httpx

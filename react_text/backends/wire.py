@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeGuard, get_args
 import regex
 
 from .. import guard
-from ..types import Reply, Usage
+from ..types import Reply, Tokens, Usage, Vocabulary
 
 __all__ = [
     "GRAMMAR_SERVERS",
@@ -264,6 +264,40 @@ def dropped(exc: object) -> bool:
     return False
 
 
+# The `openai` client's retry rule, for the one try the lean path (`http1`) makes before handing a
+# request to it: the server's x-should-retry first, then 408, 409, 429 and 5xx; the wait is the
+# server's Retry-After (or retry-after-ms) when 0-60 s, else the client's first backoff (0.5 s less
+# up to a quarter, at random). Later tries are the client's own.
+_RETRIED = frozenset({408, 409, 429})
+_FIRST_BACKOFF = 0.5
+_MOST_RETRY_AFTER = 60.0
+
+
+def retried(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether the `openai` client would try again after this answer (names lower-cased)."""
+    said = headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return said == "true"
+    return status in _RETRIED or status >= 500
+
+
+def first_backoff(jitter: float) -> float:
+    """The client's first wait, for a `jitter` drawn from [0, 1)."""
+    return _FIRST_BACKOFF * (1 - 0.25 * jitter)
+
+
+def retry_wait(headers: Mapping[str, str], jitter: float) -> float:
+    """How long to wait before the next try: what the server asked for, else the first backoff."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            wait = float(headers.get(name, "")) / scale
+        except ValueError:
+            continue
+        if 0 < wait <= _MOST_RETRY_AFTER:
+            return wait
+    return first_backoff(jitter)
+
+
 def window_plan(base_url: str, name: str) -> Generator[str, object, int | None]:
     """Where to ask for the context window: yields each URL to GET, is sent its JSON (None when
     the GET failed), returns the window or None. OpenAI itself does not say, so is not asked."""
@@ -327,3 +361,97 @@ def _window(value: object) -> int | None:
 def _glimpse(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 120 else f"{text[:117]}..."
+
+
+# -- token ids, for trajectories (`OpenAI*(token_ids=True)`) ----------------------------------------
+# What each server is asked, and where it answers (read from their sources):
+#   vllm       `return_token_ids: true` (0.10.2 and later): the choice's `token_ids` (sampled), and
+#              `prompt_token_ids` (top level for chat, in the choice for completions); log-probs from
+#              `logprobs: true, top_logprobs: 0` (chat: logprobs.content[] of {token, logprob, bytes})
+#              or `logprobs: 0` (completions: logprobs.tokens, token_logprobs)
+#   llama.cpp  `n_probs: 1` (and `return_tokens: true`, read by its native /completion): the OpenAI
+#              endpoints answer logprobs.content[] of {id, token, bytes, logprob}, chat and completion
+#              alike; no prompt ids (a completion's come from `tokenizer=`, so not exact)
+#   others     (llama-cpp-python's server, OpenAI) token strings only, with log-probs: mapped to ids
+#              by `tokenizer=` when given (not exact: the ids are derived from text)
+
+
+def token_fields(server: Server | None, *, chat: bool) -> dict[str, Any]:
+    """The request fields that ask `server` for the tokens it sampled (and their log-probabilities)."""
+    if server == "vllm":
+        return {"return_token_ids": True} | ({"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 0})
+    if server == "llama.cpp":
+        return {"n_probs": 1, "return_tokens": True}
+    return {"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 1}
+
+
+def read_tokens(
+    answer: object, text: str, *, prompt: tuple[int, ...] | None = None, vocabulary: Vocabulary | None = None
+) -> Tokens | None:
+    """The call as token ids, from a whole answer whose reply is `text`; None when the answer does
+    not say enough (no log-probs, no prompt ids and none given, token texts that do not spell the
+    reply). `prompt`: the prompt's ids from the tokenizer, when the server gives none."""
+    choices = _field(answer, "choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    pieces, logprobs, listed = _token_logprobs(_field(choice, "logprobs"))
+    if pieces is None or logprobs is None:
+        return None
+    reasons = []
+    ids = _ints(_field(choice, "token_ids")) or listed
+    if ids is None and vocabulary is not None:
+        mapped = [vocabulary.piece_id(p.decode("utf-8", "replace")) for p in pieces]
+        ids = None if None in mapped else tuple(m for m in mapped if m is not None)
+        reasons.append("the sampled ids were mapped from the server's token texts by the tokenizer")
+    given = _ints(_field(choice, "prompt_token_ids")) or _ints(_field(answer, "prompt_token_ids"))
+    if given is None and prompt is not None:
+        reasons.append("the prompt's ids are the tokenizer's, not the server's")
+    prompt_ids = given or prompt
+    if ids is None or prompt_ids is None or len(ids) != len(pieces):
+        return None
+    ends, so_far = [], b""
+    for piece in pieces:
+        so_far += piece
+        ends.append(len(so_far.decode("utf-8", "ignore")))  # a token ending inside a character ends before it
+    spelled = so_far.decode("utf-8", "replace")
+    if not spelled.startswith(text):
+        return None  # the token texts do not spell the reply (reasoning split out, a rewritten reply)
+    kept = sum(1 for end in ends if end <= len(text))
+    return Tokens(
+        prompt_ids, ids[:kept], logprobs[:kept], tuple(ends[:kept]), len(ids), not reasons, "; ".join(reasons)
+    )
+
+
+def _token_logprobs(raw: object) -> tuple[list[bytes] | None, tuple[float, ...] | None, tuple[int, ...] | None]:
+    """Each token's text as bytes, their log-probs, and their ids when listed (llama.cpp), from
+    either shape (chat's logprobs.content[], or the completions' tokens and token_logprobs)."""
+    content = _field(raw, "content")
+    if isinstance(content, list):
+        pieces = [_piece(entry) for entry in content]
+        numbers = tuple(_field(entry, "logprob") for entry in content)
+        ids = tuple(_field(entry, "id") for entry in content)
+        listed = ids if ids and all(_count(i) for i in ids) else None
+    else:
+        tokens, numbers = _field(raw, "tokens"), tuple(_field(raw, "token_logprobs") or ())
+        good = isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)
+        pieces = [t.encode() for t in tokens] if good else [None]
+        listed = None
+    if not pieces or None in pieces or len(numbers) != len(pieces):
+        return None, None, None
+    if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+        return None, None, None
+    return pieces, tuple(float(n) for n in numbers), listed  # type: ignore[return-value]
+
+
+def _piece(entry: object) -> bytes | None:
+    """One token's text as bytes: its `bytes` when given (a token may hold part of a character)."""
+    raw = _field(entry, "bytes")
+    if isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
+        return bytes(raw)
+    token = _field(entry, "token")
+    return token.encode() if isinstance(token, str) else None
+
+
+def _ints(value: object) -> tuple[int, ...] | None:
+    if isinstance(value, list) and value and all(_count(v) for v in value):
+        return tuple(value)
+    return None

@@ -1,0 +1,188 @@
+"""A lean HTTP/1.1 POST over plain TCP, with one keep-alive pool per event loop (not part of the API).
+
+The `openai` client spends about 2 ms of CPU on a chat request (it converts the arguments against
+its typed parameters, copies its options twice, builds headers, and its connection pool looks at
+every open connection on every request, so 1,000 concurrent requests cost 1,000 times as much
+each). At thousands of episodes against a server that is the whole budget. This module is the
+request path the async backends take instead for a plain `http://` server when they built their
+own client: the body is JSON written once, the headers are the client's own, read once, and a
+request is one write and two reads on a connection taken from the loop's pool.
+
+It does one thing: POST a body, read the whole answer (Content-Length, chunked, or until close).
+It never retries and never judges a status: the backend hands every failure to the `openai`
+client, whose retries and errors stay the ones users get (see `openai_api`). One exception: an
+idle connection the server closed under us is replaced once, since the request never reached it.
+
+    Unsupported     an answer this module will not read (compressed, upgraded): ask `openai`
+    TransportError  no whole answer (refused, reset, closed early; TimedOut when out of time)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections import deque
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+
+__all__ = ["Answer", "Pool", "TimedOut", "TransportError", "Unsupported", "pool"]
+
+_LIMIT = 1000  # open connections per server, as the openai client's pool (httpx's limits)
+_HEAD_LIMIT = 64 * 1024  # bytes of status line and headers
+
+
+class TransportError(Exception):
+    """No whole answer came: the connection was refused, reset or closed before the end."""
+
+
+class TimedOut(TransportError):
+    """No whole answer came in time."""
+
+
+class Unsupported(Exception):
+    """An answer this module does not read (a content coding, an upgrade): ask the full client."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    status: int
+    headers: dict[str, str]  # names lower-cased; a repeated header keeps its last value
+    body: bytes
+
+
+_Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class Pool:
+    """Keep-alive connections of one event loop, by server."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, int], deque[_Connection]] = {}
+        self._gates: dict[tuple[str, int], asyncio.Semaphore] = {}
+
+    async def post(self, host: str, port: int, head: bytes, body: bytes, timeout: float | None) -> Answer:
+        """POST `body` with `head` (request line and headers up to the blank line, without
+        Content-Length) and read the whole answer, in `timeout` seconds at most."""
+        server = (host, port)
+        gate = self._gates.get(server)
+        if gate is None:
+            gate = self._gates[server] = asyncio.Semaphore(_LIMIT)
+        message = b"%scontent-length: %d\r\n\r\n%s" % (head, len(body), body)
+        try:
+            async with gate, asyncio.timeout(timeout):
+                idle = self._idle.setdefault(server, deque())
+                while idle:  # a connection the server closed while idle never got the request: next
+                    connection = idle.pop()
+                    if connection[0].at_eof():
+                        connection[1].close()
+                        continue
+                    try:
+                        return await self._exchange(server, connection, message, reused=True)
+                    except _Stale:
+                        continue
+                try:
+                    connection = await asyncio.open_connection(host, port, limit=_HEAD_LIMIT)
+                except OSError as exc:
+                    raise TransportError(f"could not connect: {exc}") from exc
+                return await self._exchange(server, connection, message, reused=False)
+        except TimeoutError as exc:
+            raise TimedOut("no answer in time") from exc
+
+    async def _exchange(
+        self, server: tuple[str, int], connection: _Connection, message: bytes, *, reused: bool
+    ) -> Answer:
+        reader, writer = connection
+        keep = False
+        try:
+            writer.write(message)
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+                nothing = not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial
+                if reused and nothing:
+                    raise _Stale from exc
+                raise TransportError(f"no answer: {exc}" if nothing else "the answer ended in its headers") from exc
+            status, headers, version = _head(head)
+            if headers.get("content-encoding", "identity") != "identity" or status == 101:
+                raise Unsupported(f"an answer with content-encoding {headers.get('content-encoding')!r}")
+            body, keep = await _body(reader, headers)
+            keep = keep and version == "1.1" and "close" not in headers.get("connection", "").lower()
+            return Answer(status, headers, body)
+        except asyncio.IncompleteReadError as exc:
+            raise TransportError("the answer ended early") from exc
+        except ConnectionError as exc:
+            raise TransportError(f"the connection broke: {exc}") from exc
+        except (asyncio.LimitOverrunError, ValueError) as exc:
+            raise TransportError(f"a broken answer: {exc}") from exc
+        finally:
+            if keep:
+                self._idle.setdefault(server, deque()).append(connection)
+            else:
+                writer.close()
+
+    async def close(self) -> None:
+        for idle in self._idle.values():
+            while idle:
+                writer = idle.pop()[1]
+                writer.close()
+                with contextlib.suppress(OSError):  # a peer that reset on close
+                    await writer.wait_closed()
+
+
+class _Stale(Exception):
+    """The connection was closed before any of the answer came (reused idle ones may be)."""
+
+
+def _head(head: bytes) -> tuple[int, dict[str, str], str]:
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise ValueError(f"not an HTTP/1 status line: {lines[0][:80]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    return int(parts[1]), headers, parts[0][5:]
+
+
+async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> tuple[bytes, bool]:
+    """The answer's body, and whether the connection may carry another request."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        chunks: list[bytes] = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+            if size == 0:
+                while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+                    pass
+                return b"".join(chunks), True
+            chunks.append((await reader.readexactly(size + 2))[:-2])
+    length = headers.get("content-length")
+    if length is not None:
+        return await reader.readexactly(int(length)), True
+    return await reader.read(), False  # until the server closes
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Pool, AsyncGenerator[None, None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def pool() -> Pool:
+    """The running loop's pool, shared by every backend in it; closed when the loop shuts down
+    its async generators (asyncio.run does), so no socket outlives its loop."""
+    loop = asyncio.get_running_loop()
+    held = _POOLS.get(loop)
+    if held is None:
+        made = Pool()
+        held = _POOLS[loop] = (made, _closed_with_its_loop(made))
+        await anext(held[1])
+    return held[0]
+
+
+async def _closed_with_its_loop(made: Pool) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await made.close()
