@@ -48,10 +48,11 @@ import json
 import logging
 import os
 import random
+import time
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import AsyncGenerator, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -208,7 +209,8 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat")
+        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        answer.response = _Watched(answer.response, reading, _read_seconds(self.client.timeout))
         try:
             for chunk in answer:
                 if reading.add(chunk):
@@ -232,7 +234,8 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat")
+        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        answer.response = _Watched(answer.response, reading, _read_seconds(client.timeout))
         try:
             async for chunk in answer:
                 if reading.add(chunk):
@@ -358,6 +361,8 @@ class _OpenAIBackend:
         except openai.APIError as exc:  # an error event inside a 200 stream
             failure = self._context_failure(exc.message, exc.body)
             raise failure(scrub(f"{self.url} sent an error: {exc.message}")) from exc
+        except wire.Stalled as exc:
+            raise ModelError(scrub(f"{self.url} did not answer in time ({exc})")) from exc
         except (openai.OpenAIError, ValueError, UnicodeDecodeError) as exc:  # wire.Malformed is a ValueError
             raise ModelError(scrub(f"bad answer from {self.url}: {exc}")) from exc
 
@@ -528,3 +533,45 @@ def _httpx() -> Any:
         import httpx
 
         return httpx
+
+
+class _Watched:
+    """A streamed response whose bytes are watched: a server that goes on sending bytes with no
+    text in them (keep-alive comments, empty chunks) for the client's read timeout raises
+    `wire.Stalled` at the next bytes, as a silent one times out in the client. Everything else
+    is the response's own."""
+
+    def __init__(self, response: Any, reading: wire.StreamReading, seconds: float | None) -> None:
+        self._response = response
+        self._reading = reading
+        self._seconds = seconds
+        self._texts = -1
+        self._since = time.monotonic()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._response, name)
+
+    def _check(self) -> None:
+        if self._seconds is None:
+            return
+        now = time.monotonic()
+        if self._reading.texts != self._texts:
+            self._texts, self._since = self._reading.texts, now
+        elif now - self._since > self._seconds:
+            raise wire.Stalled(f"its stream sent no text for {self._seconds:g} seconds")
+
+    def iter_bytes(self, *args: Any, **kwargs: Any) -> Iterator[bytes]:
+        for piece in self._response.iter_bytes(*args, **kwargs):
+            self._check()
+            yield piece
+
+    async def aiter_bytes(self, *args: Any, **kwargs: Any) -> AsyncIterator[bytes]:
+        async for piece in self._response.aiter_bytes(*args, **kwargs):
+            self._check()
+            yield piece
+
+
+def _read_seconds(timeout: object) -> float | None:
+    """The read timeout of a client's `timeout` (seconds, or an httpx Timeout); None: none."""
+    read = getattr(timeout, "read", timeout)
+    return float(read) if isinstance(read, (int, float)) and not isinstance(read, bool) else None

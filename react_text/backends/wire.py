@@ -105,6 +105,15 @@ class EmptyStream(Malformed):
     """A 200 stream with nothing in it at all, not even an event."""
 
 
+class Stalled(ValueError):
+    """A stream that went on sending bytes (keep-alive comments, empty chunks) but no text."""
+
+
+# A server sends a token a chunk at the least, and no token of any tokenizer we know is longer
+# than this: a stream past either bound has ignored `max_tokens` and is cut there ("length").
+_CHARS_PER_TOKEN_MOST = 128
+
+
 def _field(obj: object, name: str) -> Any:
     """A field of an SDK object or a JSON mapping; None when absent or when `obj` is neither."""
     if isinstance(obj, Mapping):
@@ -136,11 +145,18 @@ class StreamReading:
     """A streamed reply, read one chunk at a time until it ends or a made-up observation begins.
 
     `add(chunk)` returns True when the caller should stop reading: the content (never the
-    reasoning) holds a full observation label.
+    reasoning) holds a full observation label, or the server has sent more than `max_tokens`
+    could hold (more chunks of text than tokens, or more characters than any tokens spell): it
+    ignores the allowance, and the reply is cut there as if at its length. `texts` counts the
+    chunks that brought text, so a caller can tell a stream that progresses from one that only
+    keeps its connection alive.
     """
 
-    def __init__(self, *, chat: bool) -> None:
+    def __init__(self, *, chat: bool, max_tokens: int | None = None) -> None:
         self._chat = chat
+        self._max_tokens = max_tokens
+        self._texts = 0  # chunks that carried text or reasoning
+        self._written = 0  # their characters
         self._text = ""
         self._reasoning: list[str] = []
         self._usage: Usage | None = None
@@ -170,6 +186,12 @@ class StreamReading:
         if reasoning:
             self._reasoning.append(reasoning)
         new = _text(_field(holder, "content" if self._chat else "text"))
+        if reasoning or new:
+            self._texts += 1
+            self._written += len(reasoning) + len(new)
+        if self._past_allowance():
+            self._finish = "length"
+            return True
         if not new:
             return False
         before = len(self._text)
@@ -178,6 +200,16 @@ class StreamReading:
             self._finish = "stop"
             return True
         return False
+
+    @property
+    def texts(self) -> int:
+        return self._texts
+
+    def _past_allowance(self) -> bool:
+        if self._max_tokens is None:
+            return False
+        most = max(self._max_tokens, 1)
+        return self._texts > most or self._written > most * _CHARS_PER_TOKEN_MOST
 
     def reply(self) -> Reply:
         if not self._chunks:
