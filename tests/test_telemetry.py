@@ -211,7 +211,7 @@ def test_a_server_model_call_is_a_client_span_with_the_server(spans: InMemorySpa
     assert SECRET not in json.dumps(dict(call.attributes)) + (call.status.description or "")
 
 
-def test_a_traced_model_is_seen_through(spans: InMemorySpanExporter, tmp_path: Path) -> None:
+def test_a_traced_run_is_spanned_as_any_run_is(spans: InMemorySpanExporter, tmp_path: Path) -> None:
 
     from react_text.trace import Tracer
 
