@@ -554,9 +554,8 @@ def _run_with(
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
         tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
-        agent = replace(agent, model=tracer.model(model))
     try:
-        run = agent.iter_steps(task)
+        run = agent.iter_steps(task, observer=tracer.observer if tracer else None)
         for step in run:
             if tracer:
                 tracer.step(step)

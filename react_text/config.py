@@ -27,6 +27,7 @@ from . import budget, parser, prompting
 from .errors import ConfigError, ModelError, safe_url, set_up
 from .importing import user_module
 from .limits import Limits
+from .model_info import describe as describe_model
 from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model
@@ -136,8 +137,8 @@ def model(
 
 
 def is_in_process(chosen: Model) -> bool:
-    """A model that runs in this process (one call at a time), not on a server."""
-    return type(chosen).__name__ == "LocalModel"
+    """A model whose calls run one at a time in this process (llama.cpp), not on a server."""
+    return describe_model(chosen).serial
 
 
 # --- tools ----------------------------------------------------------------------------------------
@@ -197,8 +198,9 @@ def _import(spec: str) -> ModuleType:
 
 def settle(chosen: Model, choices: Choices) -> tuple[Limits, Prompting]:
     """The Limits and Prompting of the choices, the rest as the model recommends (else the defaults)."""
-    limits = getattr(chosen, "recommended_limits", None) or Limits()
-    prompt = getattr(chosen, "recommended_prompting", None) or Prompting()
+    info = describe_model(chosen)
+    limits = info.limits or Limits()
+    prompt = info.prompting or Prompting()
     with set_up():  # a limit out of range, an example that names no template
         return dataclasses.replace(limits, **choices.limits), dataclasses.replace(prompt, **choices.prompting)
 
@@ -240,15 +242,16 @@ def describe(
     which may hold keys, are never recorded: a replay is given them again).
     """
     chosen = run_agent.model
-    counted_by = "model" if run_agent.count_tokens is None and hasattr(chosen, "count_tokens") else None
+    info = describe_model(chosen)
+    counted_by = "model" if run_agent.count_tokens is None and info.count_tokens is not None else None
     example = run_agent.prompting.example
     description: dict[str, Any] = {
         "model": {
             "api": chosen.api,
             "name": chosen.name,
             "backend": type(chosen).__name__,
-            "base_url": _url(chosen),
-            "stream": bool(getattr(chosen, "stream", False)),
+            "base_url": safe_url(info.url).rstrip("/") if info.url else None,
+            "stream": info.stream,
             "accepts_grammar": chosen.accepts_grammar,
             "tokenizer": counted_by or budget.encoding_name(chosen.name),
         },
@@ -288,8 +291,3 @@ def _parser_name(read: object) -> str:
         if known is read:
             return name
     return getattr(read, "__qualname__", type(read).__name__)
-
-
-def _url(chosen: object) -> str | None:
-    url = getattr(chosen, "url", None)
-    return safe_url(url).rstrip("/") if url else None

@@ -40,6 +40,7 @@ import regex
 from .errors import ConfigError, safe_url
 from .limits import Limits
 from .loop import Agent, Parser
+from .model_info import describe as describe_model
 from .parser import parse
 from .prompt_style import Prompting
 from .toolbox import CalculatorError, Files, calculate, calculator
@@ -379,7 +380,6 @@ def trajectory_line(task: Task, result: RunResult, reward: float) -> dict[str, A
 
 
 async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:
-    from dataclasses import replace
 
     from .config import describe
     from .scripts import trace_name
@@ -387,7 +387,7 @@ async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResu
 
     with Tracer(folder / trace_name(task.id)) as tracer:
         tracer.start(task.task, {**describe(agent, root=str(root)), "task_id": task.id})
-        run = replace(agent, model=tracer.model(agent.model)).aiter_steps(task.task)
+        run = agent.aiter_steps(task.task, observer=tracer.observer)
         async for step in run:
             tracer.step(step)
         tracer.end(run.result, context_window=window(agent.limits, agent.model))
@@ -407,7 +407,7 @@ def evaluate(
 
 
 def _server(model: Model) -> str | None:
-    url = getattr(model, "url", None)
+    url = describe_model(model).url
     return safe_url(url).rstrip("/") if url else None
 
 

@@ -19,11 +19,12 @@ import contextlib
 import functools
 import inspect
 import time
+import typing
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from . import budget, prompting, running, telemetry, trajectory
+from . import budget, observing, prompting, running, telemetry, trajectory
 from .episode import (
     Approval,
     Approve,
@@ -42,10 +43,12 @@ from .episode import (
 )
 from .errors import ModelError
 from .limits import Limits
+from .model_info import ModelInfo, describe
+from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing
-from .types import Action, Model, Parsed, Reply, RunResult, Step
+from .types import Action, AsyncModel, Model, Parsed, Reply, RunResult, Step
 
 __all__ = [
     "Agent",
@@ -84,6 +87,7 @@ class Agent:
     parser: Parser
     count_tokens: budget.Counter | None
     counter: budget.Counter = field(init=False, repr=False, compare=False)  # count_tokens resolved, memoised
+    info: ModelInfo = field(init=False, repr=False, compare=False)  # what the model offers, read once
 
     def __init__(
         self,
@@ -97,8 +101,9 @@ class Agent:
         count_tokens: budget.Counter | None = None,
     ) -> None:
         _check_model(model)
-        limits = limits if limits is not None else getattr(model, "recommended_limits", None) or Limits()
-        prompting = prompting if prompting is not None else getattr(model, "recommended_prompting", None) or Prompting()
+        info = describe(model)
+        limits = limits if limits is not None else info.limits or Limits()
+        prompting = prompting if prompting is not None else info.prompting or Prompting()
         if not isinstance(limits, Limits):
             raise TypeError(f"limits must be a react_text.Limits, not {type(limits).__name__}")
         if not isinstance(prompting, Prompting):
@@ -108,7 +113,7 @@ class Agent:
                 f"{model!r} does not take a grammar; for a server that does (llama.cpp), "
                 "build the backend with grammar=True"
             )
-        count = count_tokens or getattr(model, "count_tokens", None) or budget.counter(model.name)
+        count = count_tokens or info.count_tokens or budget.counter(model.name)
         # Memoised: the instruction block is counted once per agent, not once per run.
         counter = functools.lru_cache(maxsize=256)(count)
         setattr_ = object.__setattr__
@@ -120,6 +125,7 @@ class Agent:
         setattr_(self, "parser", parser)
         setattr_(self, "count_tokens", count_tokens)
         setattr_(self, "counter", counter)
+        setattr_(self, "info", info)
 
     def with_limits(self, **changes: Any) -> Agent:
         """A copy of this agent with some limits changed: `agent.with_limits(steps=4)`."""
@@ -137,23 +143,25 @@ class Agent:
             listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
         )
 
-    def run(self, task: str) -> RunResult:
-        run = self.iter_steps(task)
+    def run(self, task: str, *, observer: Observer | None = None) -> RunResult:
+        run = self.iter_steps(task, observer=observer)
         for _ in run:
             pass
         return run.result
 
-    def iter_steps(self, task: str) -> Run:
-        return Run(self, task)
+    def iter_steps(self, task: str, *, observer: Observer | None = None) -> Run:
+        """The run's steps as they happen. `observer` is told every command and what came of it
+        (observing.py: a trace's `Tracer.observer`, say); telemetry is told too."""
+        return Run(self, task, observer)
 
-    async def arun(self, task: str) -> RunResult:
-        run = self.aiter_steps(task)
+    async def arun(self, task: str, *, observer: Observer | None = None) -> RunResult:
+        run = self.aiter_steps(task, observer=observer)
         async for _ in run:
             pass
         return run.result
 
-    def aiter_steps(self, task: str) -> AsyncRun:
-        return AsyncRun(self, task)
+    def aiter_steps(self, task: str, *, observer: Observer | None = None) -> AsyncRun:
+        return AsyncRun(self, task, observer)
 
 
 def _check_model(model: object) -> None:
@@ -175,7 +183,7 @@ def _check_model(model: object) -> None:
 class _Driven:
     """What the two drivers share: the episode, the command it is at, the result at the end."""
 
-    def __init__(self, agent: Agent, task: str) -> None:
+    def __init__(self, agent: Agent, task: str, observer: Observer | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
         self._agent = agent
@@ -183,7 +191,8 @@ class _Driven:
         self._episode: Episode | None = None
         self._command: Command | None = None
         self._result: RunResult | None = None
-        self._spans = telemetry.RunSpans()
+        self._observer = observer
+        self._spans: Observer = observing.Quiet()
         self._handed = 0  # steps handed out
         self._closed = False
         self._tokens = trajectory.Recorder(chat=agent.model.api == "chat")
@@ -208,7 +217,8 @@ class _Driven:
             self.close()
 
     def _begin(self, window: int | None) -> Command:
-        self._spans = telemetry.start(self._agent, self._task)
+        spans = telemetry.start(self._agent, self._task)
+        self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
         self._episode = Episode(self._agent, self._task, window=window)
         return self._episode.start()
 
@@ -357,10 +367,9 @@ def _perform(agent: Agent, command: Command) -> Event:
 async def _aperform(agent: Agent, command: Command) -> Event:
     started = time.perf_counter()
     if isinstance(command, Send):
-        agenerate = getattr(agent.model, "agenerate", None)
         try:
-            if agenerate is not None:
-                reply = await _aguarded("model", agenerate(command.request))
+            if agent.info.asynchronous:
+                reply = await _aguarded("model", typing.cast(AsyncModel, agent.model).agenerate(command.request))
             else:  # a sync-only model: off the event loop
                 reply = await asyncio.to_thread(_guarded, "model", agent.model.generate, command.request)
         except (ModelError, OSError) as exc:
@@ -382,15 +391,13 @@ async def _aperform(agent: Agent, command: Command) -> Event:
 def _window(agent: Agent) -> int | None:
     if agent.limits.context_tokens is not None:
         return agent.limits.context_tokens
-    window = getattr(agent.model, "context_window", None)
-    return window if isinstance(window, int) else None
+    return agent.info.window() if agent.info.window is not None else None
 
 
 async def _awindow(agent: Agent) -> int | None:
     if agent.limits.context_tokens is not None:
         return agent.limits.context_tokens
-    look = getattr(agent.model, "acontext_window", None)
-    if look is not None:
-        window = await look()
-        return window if isinstance(window, int) else None
+    if agent.info.awindow is not None:
+        window = await agent.info.awindow()
+        return window if isinstance(window, int) and not isinstance(window, bool) else None
     return _window(agent)

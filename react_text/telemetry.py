@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from .episode import Command, Event, Failed, Invoke, InvokeAll, Ran, RanAll, Replied, Send
 from .errors import scrub
+from .observing import Quiet
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -69,7 +70,6 @@ __all__ = [
 ]
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-_IN_PROCESS = {"LocalModel": "llama_cpp", "ScriptedModel": "react_text.scripted"}
 
 
 class _Call:
@@ -78,21 +78,8 @@ class _Call:
         reported none."""
 
 
-class RunSpans:
-    """The spans of one run. This base records nothing."""
-
-    @contextmanager
-    def around(self, command: Command) -> Iterator[_Call]:
-        yield _Call()
-
-    def end(self, result: RunResult) -> None:
-        """The run finished."""
-
-    def fail(self, error: BaseException) -> None:
-        """The run was interrupted by an exception (Ctrl-C, a bug in a backend)."""
-
-    def abandon(self, steps: int) -> None:
-        """The caller stopped iterating the run after `steps` steps (closed it, or let it go)."""
+class RunSpans(Quiet):
+    """The spans of one run, an observer of it (observing.py). This base records nothing."""
 
 
 _NONE = RunSpans()
@@ -141,10 +128,10 @@ class _Spans(RunSpans):
         self._capture = os.environ.get(CAPTURE, "").strip().lower() in ("true", "1", "yes")
         self._failure: str | None = None
         self._open = True
-        backend = getattr(agent.model, "inner", agent.model)  # a model recorded in a trace: the one it records
-        self._provider = _provider(backend)
-        self._in_process = type(backend).__name__ in _IN_PROCESS
-        self._server = _server(backend)
+        info = agent.info
+        self._provider = info.provider
+        self._in_process = info.in_process
+        self._server = _server(info.url)
         name = getattr(agent, "name", None)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
@@ -349,21 +336,10 @@ def _messages(role: str, text: str) -> str:
     return scrub(json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False))
 
 
-def _provider(model: Model) -> str:
-    declared = getattr(model, "provider", None)
-    if isinstance(declared, str):
-        return declared
-    kind = type(model).__name__
-    if kind in _IN_PROCESS:
-        return _IN_PROCESS[kind]
-    return "openai" if kind.startswith("OpenAI") else kind.lower()
-
-
-def _server(model: Model) -> tuple[str, int] | None:
-    url = getattr(model, "url", None)
+def _server(url: str | None) -> tuple[str, int] | None:
     if not url:
         return None
-    parts = urllib.parse.urlsplit(str(url))
+    parts = urllib.parse.urlsplit(url)
     if not parts.hostname:
         return None
     return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)

@@ -16,20 +16,24 @@ never reach a trace: API keys and bearer tokens are scrubbed from every string w
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import dataclasses
+import functools
 import json
 import time
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from . import trace_schema
+from .episode import Command, Event, Failed, Replied, Send
 from .errors import ConfigError, ContextLengthError, ModelError, scrub
+from .model_info import describe
+from .observing import Call, Observer, Quiet
 from .types import (
     Action,
     Actions,
-    Api,
     Final,
     Message,
     Model,
@@ -186,62 +190,31 @@ class Tracer:
         del data["steps"], data["transcript"]  # already written, step by step
         self.event("run_end", **data, context_window=context_window)
 
-    def model(self, model: Model) -> Model:
-        return _TracedModel(model, self)
+    @functools.cached_property
+    def observer(self) -> Observer:
+        """An observer of the run (observing.py) that writes each request (what is new in it),
+        each reply and each model error: `agent.iter_steps(task, observer=tracer.observer)`."""
+        return _Recording(self)
 
 
-class _TracedModel:
-    """A model that records each request (what is new in it) and reply in a trace."""
+class _Recording(Quiet):
+    """Writes what the drivers send the model and what comes back."""
 
-    def __init__(self, inner: Model, tracer: Tracer) -> None:
-        self._inner = inner
+    def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
         self._sent: tuple[Message, ...] | str = ()
 
-    @property
-    def api(self) -> Api:
-        return self._inner.api
+    @contextlib.contextmanager
+    def around(self, command: Command) -> Iterator[Call]:
+        if isinstance(command, Send):
+            self._request(command.request)
+        yield self
 
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def accepts_grammar(self) -> bool:
-        return self._inner.accepts_grammar
-
-    @property
-    def inner(self) -> Model:
-        """The model being recorded."""
-        return self._inner
-
-    def __getattr__(self, name: str) -> Any:  # count_tokens, stats, render_last: the inner model's
-        return getattr(self._inner, name)
-
-    def __repr__(self) -> str:
-        return repr(self._inner)
-
-    def generate(self, request: Request) -> Reply:
-        self._request(request)
-        try:
-            reply = self._inner.generate(request)
-        except ModelError as exc:
-            self._failed(exc)
-            raise
-        return self._replied(reply)
-
-    async def agenerate(self, request: Request) -> Reply:
-        self._request(request)
-        agenerate = getattr(self._inner, "agenerate", None)
-        try:
-            if agenerate is not None:
-                reply = await agenerate(request)
-            else:
-                reply = await asyncio.to_thread(self._inner.generate, request)
-        except ModelError as exc:
-            self._failed(exc)
-            raise
-        return self._replied(reply)
+    def record(self, event: Event, counted: Usage | None = None) -> None:
+        if isinstance(event, Replied):
+            self._replied(event.reply)
+        elif isinstance(event, Failed):
+            self._failed(event.error)
 
     def _request(self, request: Request) -> None:
         prompt = request.prompt
@@ -256,15 +229,14 @@ class _TracedModel:
         self._tracer.event("request", new=new, max_tokens=request.max_tokens, stop=list(request.stop))
 
     def _failed(self, exc: ModelError) -> None:
-        window = getattr(exc, "window", None)
+        window = exc.window if isinstance(exc, ContextLengthError) else None
         self._tracer.event("model_error", error=str(exc), type=type(exc).__name__, window=window)
 
-    def _replied(self, reply: Reply) -> Reply:
+    def _replied(self, reply: Reply) -> None:
         usage = reply.usage.as_dict() if reply.usage else None
         self._tracer.event(
             "reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason, reasoning=reply.reasoning
         )
-        return reply
 
 
 def read(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -308,8 +280,8 @@ def window(agent_limits: Any, model: object) -> int | None:
     (read after the run, when the model has looked it up already: no request is made)."""
     if agent_limits.context_tokens is not None:
         return int(agent_limits.context_tokens)
-    said = getattr(model, "context_window", None)
-    return said if isinstance(said, int) and not isinstance(said, bool) else None
+    info = describe(typing.cast(Model, model))
+    return info.window() if info.window is not None else None
 
 
 def start(path: str | Path) -> dict[str, Any]:

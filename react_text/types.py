@@ -6,12 +6,13 @@ Every value is a frozen dataclass; change one with `dataclasses.replace`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
     "Action",
     "Actions",
     "Api",
+    "AsyncModel",
     "Final",
     "Message",
     "Model",
@@ -301,7 +302,8 @@ class Model(Protocol):
 
     `api` says whether `generate` takes chat messages or a transcript string. `name` picks the
     tokenizer used to count tokens before a request is sent. `accepts_grammar` says whether a GBNF
-    grammar in the request is honoured.
+    grammar in the request is honoured. What else a model may offer (an async call, its context
+    window, a token counter, recommendations, ...) is declared in `model_info`, and read there once.
     """
 
     @property
@@ -315,4 +317,14 @@ class Model(Protocol):
 
     def generate(self, request: Request) -> Reply:
         """One call. Raises errors.ModelError when the model or the network fails."""
+        ...
+
+
+@runtime_checkable
+class AsyncModel(Model, Protocol):
+    """A model that can also be awaited: an async run awaits `agenerate` (a sync-only model's
+    `generate` runs on a worker thread instead)."""
+
+    async def agenerate(self, request: Request) -> Reply:
+        """One call, awaited. Raises errors.ModelError when the model or the network fails."""
         ...

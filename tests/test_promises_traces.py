@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ def traced(path: Path, replies: list[Any], api: str = "chat") -> Path:
     agent = config.agent(model, config.tools(), Choices())
     with Tracer(path) as tracer:
         tracer.start("What is 2 + 2?", config.describe(agent))
-        run = replace(agent, model=tracer.model(model)).iter_steps("What is 2 + 2?")
+        run = agent.iter_steps("What is 2 + 2?", observer=tracer.observer)
         for step in run:
             tracer.step(step)
         tracer.end(run.result, context_window=window(agent.limits, model))

@@ -211,14 +211,13 @@ def test_a_server_model_call_is_a_client_span_with_the_server(spans: InMemorySpa
     assert SECRET not in json.dumps(dict(call.attributes)) + (call.status.description or "")
 
 
-def test_a_traced_model_is_seen_through(spans: InMemorySpanExporter, tmp_path: Path) -> None:
-    from dataclasses import replace
+def test_a_traced_run_is_spanned_as_any_run_is(spans: InMemorySpanExporter, tmp_path: Path) -> None:
 
     from react_text.trace import Tracer
 
     agent = make_agent(ScriptedModel(["FINAL: 1"]), [add])
     with Tracer(tmp_path / "run.jsonl") as tracer:
-        replace(agent, model=tracer.model(agent.model)).run("1?")
+        agent.run("1?", observer=tracer.observer)
     (call,) = by_name(spans.get_finished_spans())["chat scripted"]
     assert call.kind is SpanKind.INTERNAL
     assert call.attributes is not None and call.attributes["gen_ai.provider.name"] == "react_text.scripted"

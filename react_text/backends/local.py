@@ -36,7 +36,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError
@@ -116,6 +116,9 @@ class LocalModel:
     seed: int = 0
     prefix_cache: bool = True  # reuse the KV cache of the common prefix between calls
     accepts_grammar: bool = True
+    provider: ClassVar[str] = "llama_cpp"  # what model_info reads: in this process, one call at a time
+    in_process: ClassVar[bool] = True
+    serial: ClassVar[bool] = True
     stats: Stats = field(default_factory=Stats, init=False)
     render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
 

@@ -54,7 +54,7 @@ import urllib.request
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
 from ..types import Api, Reply, Request, Vocabulary
@@ -79,6 +79,7 @@ class _OpenAIBackend:
     """The shared transport of the two public backends below (not part of the API)."""
 
     api: Api
+    provider: ClassVar[str] = "openai"  # what model_info reads (it runs on a server: `url`)
 
     def __init__(
         self,

@@ -7,7 +7,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ContextLengthError, ModelError
 from ..types import Api, Message, Reply, Request, Usage
@@ -66,6 +66,8 @@ class ScriptedModel:
     tokenizer: Callable[[str], int] | None = None
     message_overhead: int = 4  # the server's tokens around each chat message (counted with `tokenizer`)
     context_window: int | None = None
+    provider: ClassVar[str] = "react_text.scripted"  # what model_info reads
+    in_process: ClassVar[bool] = True
     calls: list[Request] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -189,6 +191,9 @@ class PerRun:
     one agent may go on at once, in threads or tasks. `calls` holds every request; `scripts`, each
     run's model. A run whose history was elided reads as a new conversation (it starts the script
     again): give such a test a window its steps fit in, or a ScriptedModel of its own."""
+
+    provider: ClassVar[str] = ScriptedModel.provider
+    in_process: ClassVar[bool] = True
 
     def __init__(self, replies: list[str | Reply | BaseException], options: dict[str, Any]) -> None:
         self._replies = replies

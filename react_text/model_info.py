@@ -1,0 +1,84 @@
+"""What a model may offer beyond the four members every model has, declared once and read once.
+
+Every model is a `types.Model` (api, name, accepts_grammar, generate); one that can be awaited is
+also a `types.AsyncModel` (agenerate). Anything more a model may offer is one of these members,
+each optional, read by `describe` alone when an agent is made (the engine probes for nothing
+else and matches no class names):
+
+    member                     what it says                                       when absent
+    agenerate(request)         an async call (types.AsyncModel)                   generate, on a thread
+    context_window             its window in tokens (may ask the server, once)    unknown
+    acontext_window()          the same, awaited                                  context_window
+    count_tokens(text)         tokens in the model's own vocabulary                tiktoken by name
+    recommended_limits         the Limits it runs best with                       Limits()
+    recommended_prompting      the Prompting it runs best with                    Prompting()
+    provider                   who serves it, as telemetry names it               the class's name
+    url                        the server's URL, without credentials              none: no server
+    in_process                 it runs in this process, not on a server           False
+    serial                     its calls run one at a time (llama.cpp)            False
+    stream                     it streams replies                                 False
+
+The backends declare theirs; a model of the user's own may declare any of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from .limits import Limits
+from .prompt_style import Prompting
+from .types import AsyncModel, Model
+
+__all__ = ["ModelInfo", "describe"]
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What a model offers, read once (see the module's table)."""
+
+    provider: str
+    url: str | None = None
+    in_process: bool = False
+    serial: bool = False
+    stream: bool = False
+    asynchronous: bool = False  # it has agenerate
+    limits: Limits | None = None  # recommended
+    prompting: Prompting | None = None  # recommended
+    count_tokens: Counter | None = None
+    window: Callable[[], int | None] | None = None  # looks its context window up (once, at most)
+    awindow: Callable[[], Awaitable[int | None]] | None = None
+
+
+def describe(model: Model) -> ModelInfo:
+    """The one reader of a model's optional members. `context_window` is only found here, not read
+    (reading it may ask the server): `ModelInfo.window` reads it when a run needs it."""
+    provider = getattr(model, "provider", None)
+    url = getattr(model, "url", None)
+    limits = getattr(model, "recommended_limits", None)
+    prompting = getattr(model, "recommended_prompting", None)
+    count = getattr(model, "count_tokens", None)
+    awindow = getattr(model, "acontext_window", None)
+    windowed = inspect.getattr_static(model, "context_window", None) is not None
+    return ModelInfo(
+        provider=provider if isinstance(provider, str) else type(model).__name__.lower(),
+        url=str(url) if url else None,
+        in_process=getattr(model, "in_process", False) is True,
+        serial=getattr(model, "serial", False) is True,
+        stream=bool(getattr(model, "stream", False)),
+        asynchronous=isinstance(model, AsyncModel),
+        limits=limits if isinstance(limits, Limits) else None,
+        prompting=prompting if isinstance(prompting, Prompting) else None,
+        count_tokens=count if callable(count) else None,
+        window=functools.partial(_window, model) if windowed else None,
+        awindow=awindow if callable(awindow) else None,
+    )
+
+
+def _window(model: object) -> int | None:
+    found = getattr(model, "context_window", None)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
