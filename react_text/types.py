@@ -25,8 +25,13 @@ __all__ = [
     "Request",
     "Role",
     "RunResult",
+    "Segment",
+    "SegmentReason",
     "Step",
     "StopReason",
+    "Tokens",
+    "Trajectory",
+    "Turn",
     "Usage",
 ]
 
