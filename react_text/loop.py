@@ -137,23 +137,25 @@ class Agent:
             listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
         )
 
-    def run(self, task: str) -> RunResult:
-        run = self.iter_steps(task)
+    def run(self, task: str, *, seed: int | None = None) -> RunResult:
+        """Run `task` to the end. `seed` goes with every model call of the run (`Request.seed`):
+        runs of one task with distinct seeds sample distinct episodes (above temperature 0)."""
+        run = self.iter_steps(task, seed=seed)
         for _ in run:
             pass
         return run.result
 
-    def iter_steps(self, task: str) -> Run:
-        return Run(self, task)
+    def iter_steps(self, task: str, *, seed: int | None = None) -> Run:
+        return Run(self, task, seed=seed)
 
-    async def arun(self, task: str) -> RunResult:
-        run = self.aiter_steps(task)
+    async def arun(self, task: str, *, seed: int | None = None) -> RunResult:
+        run = self.aiter_steps(task, seed=seed)
         async for _ in run:
             pass
         return run.result
 
-    def aiter_steps(self, task: str) -> AsyncRun:
-        return AsyncRun(self, task)
+    def aiter_steps(self, task: str, *, seed: int | None = None) -> AsyncRun:
+        return AsyncRun(self, task, seed=seed)
 
 
 def _check_model(model: object) -> None:
@@ -175,11 +177,14 @@ def _check_model(model: object) -> None:
 class _Driven:
     """What the two drivers share: the episode, the command it is at, the result at the end."""
 
-    def __init__(self, agent: Agent, task: str) -> None:
+    def __init__(self, agent: Agent, task: str, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"the seed must be a whole number, not {type(seed).__name__}")
         self._agent = agent
         self._task = task
+        self._seed = seed
         self._episode: Episode | None = None
         self._command: Command | None = None
         self._result: RunResult | None = None
@@ -209,7 +214,7 @@ class _Driven:
 
     def _begin(self, window: int | None) -> Command:
         self._spans = telemetry.start(self._agent, self._task)
-        self._episode = Episode(self._agent, self._task, window=window)
+        self._episode = Episode(self._agent, self._task, window=window, seed=self._seed)
         return self._episode.start()
 
     def _after(self, command: Command) -> Step | None:
