@@ -80,7 +80,10 @@ def test_transformers_reading_the_gguf_agrees_with_the_rollouts_logprobs() -> No
     print(
         f"transformers vs the rollout over {len(gaps)} ids: mean {mean:.3e}, worst {worst:.3e} nats; off by one {off:.2f}"
     )
-    # The control: the same comparison one position off is nats apart, so agreement here means the
-    # ids and log-probabilities line up, not that any two numbers would pass.
-    assert off > 10 * mean
-    assert mean < 0.1 and worst < 1.0, (mean, worst)
+    # Measured on 2 episodes, 120 sampled ids (transformers 5.24, torch 2.13 CPU): mean 2.8e-2,
+    # worst 0.63 nats, against llama.cpp's own teacher-forced 1.5e-2 and 0.27: the dequantized
+    # float32 weights against llama.cpp's quantized kernels. The control, the same comparison one
+    # position off, came to 0.39 on average (14x): agreement means the ids and log-probabilities
+    # line up, not that any two numbers near 0 would pass.
+    assert off > 5 * mean, (off, mean)
+    assert mean < 0.1 and worst < 1.5, (mean, worst)
