@@ -2,7 +2,7 @@
 
     flock /tmp/react-text-llama.lock python bench/trajectories.py [N] [chat|completion]
 
-Runs the first N tasks of the suite (default 4) and reports, per episode and in total:
+Runs the first N tasks of the suite (default 24, all of them) and reports, per episode and in total:
 - segments per episode and the share of turns that extended the sequence before them;
 - drift: episodes whose ids change when their text is decoded and encoded again (what a trainer
   that keeps text and re-tokenizes gets);
@@ -42,7 +42,7 @@ def logprobs(judge: Any, ids: list[int]) -> np.ndarray:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 24
     api = sys.argv[2] if len(sys.argv) > 2 else "completion"
     import llama_cpp
 
@@ -58,10 +58,13 @@ def main() -> None:
     turn_text: list[float] = []
     drifted = 0
     segments = turns = extended = 0
+    reasons: dict[str, int] = {}
     for task, result in zip(tasks, results, strict=True):
         trajectory = result.trajectory
         assert trajectory is not None
         segments += len(trajectory.segments)
+        for later in trajectory.segments[1:]:
+            reasons[later.reason] = reasons.get(later.reason, 0) + 1
         turns += trajectory.turns
         extended += trajectory.turns - len(trajectory.segments)
         changed = False
@@ -79,6 +82,7 @@ def main() -> None:
     print(
         f"\n{api} mode, {len(tasks)} episodes: {segments} segments, {turns} turns; "
         f"{extended}/{max(turns - len(tasks), 0)} later turns extended the sequence before them"
+        f" (new segments: {', '.join(f'{k} {v}' for k, v in sorted(reasons.items())) or 'none'})"
     )
     print(f"re-encoding the text changes the ids of {drifted} of {len(tasks)} episodes")
     print(

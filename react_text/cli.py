@@ -53,6 +53,7 @@ _EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
   react-text eval tasks.jsonl --model m --base-url http://127.0.0.1:8080/v1 --base-url http://127.0.0.1:8081/v1
   react-text eval tasks.jsonl --model m --base-url ... --out results.jsonl --resume   (after a crash)
+  react-text eval bench/tasks/suite.jsonl --n 4 --temperature 0.8 --trajectories groups.jsonl   (GRPO groups)
 """
 _EXAMPLES_FETCH = """examples:
   react-text fetch qwen2.5-0.5b
@@ -155,6 +156,25 @@ def _arguments() -> argparse.ArgumentParser:
         "--trajectories",
         metavar="FILE",
         help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward",
+    )
+    evaluate.add_argument(
+        "--n",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="episodes per task, each with its own seed (a group for GRPO; default: 1)",
+    )
+    evaluate.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="the seed of a task's first episode; episode k is sent S + k (default: 0 with --n, else the model's own)",
+    )
+    evaluate.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sampling temperature (default: 0, greedy; a group of --n episodes needs more to differ)",
     )
     evaluate.add_argument(
         "--ray",
@@ -732,6 +752,7 @@ def _eval(args: argparse.Namespace) -> int:
                 grammar=args.grammar,
                 threads=args.threads,
                 server=args.server,
+                temperature=args.temperature,
             )
             for url in urls
         ]
@@ -743,12 +764,18 @@ def _eval(args: argparse.Namespace) -> int:
         raise ConfigError("--resume needs --out FILE: the results to keep")
     done = evaluation.resume(args.out) if args.resume else []
     known = {t.id for t in tasks}
-    done = [o for o in done if o.id in known]
-    todo = [t for t in tasks if t.id not in {o.id for o in done}]
+    done = [o for o in done if o.id in known and o.sample < args.n]
+    if args.n > 1 and not args.temperature and not args.script:
+        print(
+            f"note: --n {args.n} at temperature 0: a task's episodes will be alike (give --temperature)",
+            file=sys.stderr,
+        )
     if args.trace:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
     ray = recipes if args.ray is not None else None
-    settings = _EvalSettings(tasks, todo, done, root, models, concurrency, limits, prompting, choices.parser, ray)
+    if ray is not None and args.n > 1:
+        raise ConfigError("--ray runs one episode a task for now: leave out --n (or run without --ray)")
+    settings = _EvalSettings(tasks, done, root, models, concurrency, limits, prompting, choices.parser, ray)
     if not (choices.mcp or args.mcp_env or args.mcp_header):
         return _eval_with(args, settings, extra)
     from .mcp import from_cli
@@ -775,7 +802,6 @@ def _close_in_process(models: Any) -> None:
 @dataclass(frozen=True, slots=True)
 class _EvalSettings:
     tasks: list[Any]
-    todo: list[Any]
     done: list[Any]
     root: Path
     models: Any
@@ -789,11 +815,11 @@ class _EvalSettings:
 def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequence[Tool]) -> int:
     from . import evaluation
 
-    tasks, todo, done, root = settings.tasks, settings.todo, settings.done, settings.root
+    tasks, done, root = settings.tasks, settings.done, settings.root
     for names in {t.tools for t in tasks}:
         evaluation.toolset(names, root, extra)  # an unknown or clashing name: an error before anything runs
     outcomes = list(done)
-    progress = _Progress(len(tasks), len(done), sys.stderr)
+    progress = _Progress(len(tasks) * args.n, len(done), sys.stderr)
     try:
         out = open(args.out, "a" if args.resume else "w", encoding="utf-8") if args.out else None  # noqa: SIM115
     except OSError as exc:
@@ -817,11 +843,12 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
 
     def episodes() -> Any:
         if settings.ray is None:
-            return evaluation.aevaluate(todo, settings.models, **options)
+            return evaluation.aevaluate(tasks, settings.models, n=args.n, seed=args.seed, done=done, **options)
         from . import cluster
 
-        address = args.ray or None
-        return cluster.aevaluate(todo, settings.ray, address=address, workers=args.workers, **options)
+        had = {o.id for o in done}
+        todo = [t for t in tasks if t.id not in had]
+        return cluster.aevaluate(todo, settings.ray, address=args.ray or None, workers=args.workers, **options)
 
     async def run_all() -> None:
         async for outcome in episodes():
@@ -839,7 +866,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         if out:
             out.close()
     order = {t.id: n for n, t in enumerate(tasks)}
-    outcomes.sort(key=lambda o: order[o.id])
+    outcomes.sort(key=lambda o: (order[o.id], o.sample))
     print(evaluation.table(outcomes))
     return 0 if all(o.ok for o in outcomes) else 1
 

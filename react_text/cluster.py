@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .evaluation import ModelFor, Reward, Task, TaskResult, _episode, trajectory_line
+from .evaluation import ModelFor, Reward, Task, TaskResult, _episode, _Sample, trajectory_line
 from .limits import Limits, Prompting
 from .loop import Parser
 from .parser import parse
@@ -86,15 +86,14 @@ class _Worker:
         model = self._servers(task) if server is None else self._models[server]  # type: ignore[operator]
         root, limits, prompting, parser = self._settings
         trace = None
+        one = _Sample(task, 0, None, False)  # one episode a task on Ray (eval refuses --n with --ray)
         if not self._traced:
-            outcome, result = await _episode(task, model, root, limits, prompting, parser, None, self._tools)
+            outcome, result = await _episode(one, model, root, limits, prompting, parser, None, self._tools)
         else:
             from .scripts import trace_name
 
             with tempfile.TemporaryDirectory(prefix="react-text-trace-") as folder:
-                outcome, result = await _episode(
-                    task, model, root, limits, prompting, parser, Path(folder), self._tools
-                )
+                outcome, result = await _episode(one, model, root, limits, prompting, parser, Path(folder), self._tools)
                 trace = (Path(folder) / trace_name(task.id)).read_text(encoding="utf-8")
         line = None
         if self._reward is not False:

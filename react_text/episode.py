@@ -161,8 +161,8 @@ _Play = Generator[Command, Event, RunResult]
 class Episode:
     """One run of `agent` on `task`. `window`: the model's context window in tokens, if known."""
 
-    def __init__(self, agent: Agent, task: str, *, window: int | None = None) -> None:
-        self._protocol = _Protocol(agent, task, window)
+    def __init__(self, agent: Agent, task: str, *, window: int | None = None, seed: int | None = None) -> None:
+        self._protocol = _Protocol(agent, task, window, seed)
         self._play = self._protocol.play()
         self._started = False
 
@@ -201,8 +201,9 @@ class _Asked:
 
 
 class _Protocol:
-    def __init__(self, agent: Agent, task: str, window: int | None) -> None:
+    def __init__(self, agent: Agent, task: str, window: int | None, seed: int | None) -> None:
         self.agent = agent
+        self.seed = seed
         self.limits = agent.limits
         self.count: Callable[[str], int] = agent.counter
         self.chat = agent.model.api == "chat"
@@ -372,7 +373,7 @@ class _Protocol:
             if self.send_stop
             else ()
         )
-        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar)
+        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar, self.seed)
 
     def _ask(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Asked | RunResult]:
         elided = self.history.elided

@@ -31,7 +31,7 @@ import json
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,8 @@ class TaskResult:
     seconds: float
     error: str | None = None
     server: str | None = None  # the server the episode ran on (its URL), when it ran on one
+    sample: int = 0  # which of the task's `n` episodes this is
+    seed: int | None = None  # the seed its model calls were sent (None: the model's own)
 
 
 def load(path: str | Path) -> list[Task]:
@@ -302,6 +304,9 @@ async def aevaluate(
     tools: Sequence[Tool] = (),
     trajectories: Path | None = None,
     reward: Reward | None = None,
+    n: int = 1,
+    seed: int | None = None,
+    done: Iterable[TaskResult] = (),
 ) -> AsyncIterator[TaskResult]:
     """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
 
@@ -311,16 +316,34 @@ async def aevaluate(
     `trajectories`: a file to append one JSON line per episode to, its token ids, masks and
     log-probabilities (`trajectory_line`), with `reward(task, result)` (default: 1.0 when the
     scorer says the answer is right, else 0.0).
+
+    `n`: episodes per task (a GRPO group), the task's sample k sent seed `seed + k` on every model
+    call (`seed` defaults to 0 when n > 1; with n == 1 and no seed, the model's own). Distinct seeds
+    give distinct episodes only above temperature 0. `done`: outcomes already had (a results file
+    read by `resume`): their (id, sample) episodes are not run again.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a whole number of episodes per task, at least 1, not {n!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"seed must be a whole number, not {seed!r}")
+    base = 0 if seed is None and n > 1 else seed
+    had = {(o.id, o.sample) for o in done}
+    runs = [
+        _Sample(task, k, None if base is None else base + k, n > 1)
+        for task in tasks
+        for k in range(n)
+        if (task.id, k) not in had
+    ]
     servers: Sequence[Model] = ()
     if not callable(models):
         servers = [models] if hasattr(models, "generate") else models  # type: ignore[list-item]
     busy = [0] * len(servers)
     gate = asyncio.Semaphore(concurrency)
 
-    async def episode(task: Task) -> TaskResult:
+    async def episode(sample: _Sample) -> TaskResult:
+        task = sample.task
         async with gate:
             if servers:
                 which = min(range(len(servers)), key=busy.__getitem__)  # the least busy: spread, then stick
@@ -329,17 +352,18 @@ async def aevaluate(
             else:
                 model = models(task)  # type: ignore[operator]
             try:
-                outcome, result = await _episode(task, model, root, limits, prompting, parser, traces, tools)
+                outcome, result = await _episode(sample, model, root, limits, prompting, parser, traces, tools)
                 if trajectories is not None:
                     score = reward(task, result) if reward is not None else float(outcome.ok)
+                    line = trajectory_line(task, result, score, sample=sample.k, seed=sample.seed)
                     with open(trajectories, "a", encoding="utf-8") as out:
-                        out.write(json.dumps(trajectory_line(task, result, score)) + "\n")
+                        out.write(json.dumps(line) + "\n")
                 return outcome
             finally:
                 if servers:
                     busy[which] -= 1
 
-    pending = [asyncio.ensure_future(episode(task)) for task in tasks]
+    pending = [asyncio.ensure_future(episode(sample)) for sample in runs]
     try:
         for next_done in asyncio.as_completed(pending):
             yield await next_done
@@ -349,8 +373,18 @@ async def aevaluate(
         await asyncio.gather(*pending, return_exceptions=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Sample:
+    """One episode to run: the task, which of its n it is, its seed, and whether it has siblings."""
+
+    task: Task
+    k: int
+    seed: int | None
+    grouped: bool
+
+
 async def _episode(
-    task: Task,
+    sample: _Sample,
     model: Model,
     root: Path,
     limits: Limits | None,
@@ -359,35 +393,49 @@ async def _episode(
     traces: Path | None,
     extra: Sequence[Tool],
 ) -> tuple[TaskResult, RunResult]:
+    task = sample.task
     chosen = toolset(task.tools, root, extra)
     agent = Agent(model, tools=chosen, limits=limits, prompting=prompting, parser=parser)
     started = time.perf_counter()
     if traces is None:
-        result = await agent.arun(task.task)
+        result = await agent.arun(task.task, seed=sample.seed)
     else:
-        result = await _traced(agent, task, root, traces)
-    return _outcome(task, result, time.perf_counter() - started, _server(model)), result
+        result = await _traced(agent, sample, root, traces)
+    outcome = _outcome(task, result, time.perf_counter() - started, _server(model))
+    return replace(outcome, sample=sample.k, seed=sample.seed), result
 
 
-def trajectory_line(task: Task, result: RunResult, reward: float) -> dict[str, Any]:
-    """One episode for a trainer: its reward, how it stopped, and its token ids (None without them)."""
+def trajectory_line(
+    task: Task, result: RunResult, reward: float, *, sample: int = 0, seed: int | None = None
+) -> dict[str, Any]:
+    """One episode for a trainer: its task (the group, for group-relative advantages), which
+    sample of the group and its seed, its reward, how it stopped, and its token ids (None without
+    them)."""
     from .trajectory import as_record
 
-    line: dict[str, Any] = {"id": task.id, "reward": reward, "stop_reason": result.stop_reason, "answer": result.answer}
+    line: dict[str, Any] = {
+        "id": task.id,
+        "sample": sample,
+        "seed": seed,
+        "reward": reward,
+        "stop_reason": result.stop_reason,
+        "answer": result.answer,
+    }
     if result.trajectory is None:
         return line | {"exact": False, "reason": "the model gives no token ids", "segments": None}
     return line | as_record(result.trajectory)
 
 
-async def _traced(agent: Agent, task: Task, root: Path, folder: Path) -> RunResult:
-
+async def _traced(agent: Agent, sample: _Sample, root: Path, folder: Path) -> RunResult:
     from .config import describe
     from .scripts import trace_name
     from .trace import Tracer, window
 
-    with Tracer(folder / trace_name(task.id)) as tracer:
+    task = sample.task
+    name = trace_name(f"{task.id}#{sample.k}" if sample.grouped else task.id)
+    with Tracer(folder / name) as tracer:
         tracer.start(task.task, {**describe(agent, root=str(root)), "task_id": task.id})
-        run = agent.aiter_steps(task.task, observer=tracer.observer)
+        run = agent.aiter_steps(task.task, observer=tracer.observer, seed=sample.seed)
         async for step in run:
             tracer.step(step)
         tracer.end(run.result, context_window=window(agent.limits, agent.model))
@@ -403,7 +451,7 @@ def evaluate(
         return [outcome async for outcome in aevaluate(tasks, models, root=root, **options)]
 
     order = {task.id: number for number, task in enumerate(tasks)}
-    return sorted(asyncio.run(collect()), key=lambda o: order[o.id])
+    return sorted(asyncio.run(collect()), key=lambda o: (order[o.id], o.sample))
 
 
 def _server(model: Model) -> str | None:
@@ -432,8 +480,9 @@ def table(outcomes: Sequence[TaskResult]) -> str:
     lines = [f"{'task':<10} {'ok':<3} {'steps':>5} {'tools':>5} {'tokens':>7} {'time':>7}  stop / answer"]
     for o in outcomes:
         answer = (o.answer or "").replace("\n", " ")[:40]
+        label = o.id if o.seed is None else f"{o.id}#{o.sample}"
         lines.append(
-            f"{o.id:<10} {'✓' if o.ok else '✗':<3} {o.steps:>5} {o.tool_calls:>5} {o.tokens:>7} "
+            f"{label:<10} {'✓' if o.ok else '✗':<3} {o.steps:>5} {o.tool_calls:>5} {o.tokens:>7} "
             f"{o.seconds:>6.2f}s  {o.stop_reason}: {answer}"
         )
     lines.append(summary(outcomes))

@@ -143,25 +143,27 @@ class Agent:
             listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
         )
 
-    def run(self, task: str, *, observer: Observer | None = None) -> RunResult:
-        run = self.iter_steps(task, observer=observer)
+    def run(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
+        """Run `task` to the end. `seed` goes with every model call of the run (`Request.seed`):
+        runs of one task with distinct seeds sample distinct episodes (above temperature 0)."""
+        run = self.iter_steps(task, observer=observer, seed=seed)
         for _ in run:
             pass
         return run.result
 
-    def iter_steps(self, task: str, *, observer: Observer | None = None) -> Run:
+    def iter_steps(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Run:
         """The run's steps as they happen. `observer` is told every command and what came of it
         (observing.py: a trace's `Tracer.observer`, say); telemetry is told too."""
-        return Run(self, task, observer)
+        return Run(self, task, observer, seed=seed)
 
-    async def arun(self, task: str, *, observer: Observer | None = None) -> RunResult:
-        run = self.aiter_steps(task, observer=observer)
+    async def arun(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
+        run = self.aiter_steps(task, observer=observer, seed=seed)
         async for _ in run:
             pass
         return run.result
 
-    def aiter_steps(self, task: str, *, observer: Observer | None = None) -> AsyncRun:
-        return AsyncRun(self, task, observer)
+    def aiter_steps(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AsyncRun:
+        return AsyncRun(self, task, observer, seed=seed)
 
 
 def _check_model(model: object) -> None:
@@ -183,11 +185,14 @@ def _check_model(model: object) -> None:
 class _Driven:
     """What the two drivers share: the episode, the command it is at, the result at the end."""
 
-    def __init__(self, agent: Agent, task: str, observer: Observer | None = None) -> None:
+    def __init__(self, agent: Agent, task: str, observer: Observer | None = None, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"the seed must be a whole number, not {type(seed).__name__}")
         self._agent = agent
         self._task = task
+        self._seed = seed
         self._episode: Episode | None = None
         self._command: Command | None = None
         self._result: RunResult | None = None
@@ -219,7 +224,7 @@ class _Driven:
     def _begin(self, window: int | None) -> Command:
         spans = telemetry.start(self._agent, self._task)
         self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
-        self._episode = Episode(self._agent, self._task, window=window)
+        self._episode = Episode(self._agent, self._task, window=window, seed=self._seed)
         return self._episode.start()
 
     def _after(self, command: Command) -> Step | None:

@@ -5,6 +5,7 @@
     as_trl([t1, t2, ...])              TRL's rollout_func dict
     as_skyrl([t1, ...], rewards)       SkyRL's GeneratorOutput
     as_verifiers(result.trajectory)    verifiers' TrajectoryStepTokens, one per turn
+    group_advantages(lines)            GRPO's advantages from `eval --n N --trajectories FILE` lines
 
 Nothing here tokenizes. Each call's `Reply.tokens` holds the ids the model was given and the ids
 it sampled; a turn's completion is the sampled ids the next prompt goes on from (mask 1), and what
@@ -34,6 +35,7 @@ __all__ = [
     "as_verifiers",
     "as_verl",
     "build",
+    "group_advantages",
 ]
 
 
@@ -277,3 +279,25 @@ def as_record(trajectory: Trajectory) -> dict[str, Any]:
             for s in trajectory.segments
         ],
     }
+
+
+def group_advantages(lines: Sequence[dict[str, Any]], *, scale: bool = True, eps: float = 1e-4) -> list[float]:
+    """GRPO's group-relative advantage of each line of an `eval --trajectories` file, in order:
+    its reward less the mean reward of its group (the lines with its task `id`), divided by the
+    group's standard deviation plus `eps` when `scale`, as TRL's GRPOTrainer does (`torch.std`,
+    the sample deviation, and eps 1e-4). A group whose rewards are all equal, or a group of one,
+    gives 0.0 to each of its lines."""
+    groups: dict[str, list[float]] = {}
+    for line in lines:
+        groups.setdefault(str(line["id"]), []).append(float(line["reward"]))
+    stats = {}
+    for key, rewards in groups.items():
+        mean = sum(rewards) / len(rewards)
+        std = (sum((r - mean) ** 2 for r in rewards) / (len(rewards) - 1)) ** 0.5 if len(rewards) > 1 else 0.0
+        stats[key] = (mean, std)
+    out = []
+    for line in lines:
+        mean, std = stats[str(line["id"])]
+        centred = float(line["reward"]) - mean
+        out.append(centred / (std + eps) if scale else centred)
+    return out

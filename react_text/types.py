@@ -26,8 +26,13 @@ __all__ = [
     "Request",
     "Role",
     "RunResult",
+    "Segment",
+    "SegmentReason",
     "Step",
     "StopReason",
+    "Tokens",
+    "Trajectory",
+    "Turn",
     "Usage",
 ]
 
@@ -151,6 +156,7 @@ class Request:
     stop: tuple[str, ...]
     max_tokens: int
     grammar: str | None = None  # GBNF, for backends that accept one
+    seed: int | None = None  # the sampling seed for this run's calls (None: the model's own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ def cells(notebook: object) -> list[tuple[str, str]]:
     return [(c["cell_type"], c["source"].strip()) for c in notebook["cells"]]  # type: ignore[index]
 
 
-def test_there_are_seven_notebooks() -> None:
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
+def test_there_are_eight_notebooks() -> None:
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 @pytest.mark.parametrize("source", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

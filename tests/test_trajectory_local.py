@@ -101,3 +101,18 @@ def test_teacher_forced_logprobs_agree_with_the_rollouts(runs: Any) -> None:
     # numerics (one id at a time during the rollout, the whole segment in one batch here, on Q4_1
     # weights); an id out of place would cost nats on average, not hundredths.
     assert mean < 0.05 and worst < 0.5, (mean, worst)
+
+
+def test_a_seed_repeats_an_episode_and_other_seeds_sample_others() -> None:
+    local = pytest.importorskip("react_text.backends.local")
+    model = local.LocalModel(n_ctx=2048, temperature=1.0)
+    agent = Agent(model, tools=[add, lookup], limits=Limits(steps=2, reply_tokens=48))
+
+    def sampled(seed: int) -> list[tuple[int, ...]]:
+        result = agent.run(TASKS[0], seed=seed)
+        assert result.trajectory is not None
+        return [s.ids[s.prompt :] for s in result.trajectory.segments]
+
+    first = sampled(1)
+    assert sampled(1) == first  # the same seed, the same episode (the prefix cache warm, not cold)
+    assert any(sampled(seed) != first for seed in (2, 3, 4))

@@ -240,6 +240,7 @@ class LocalModel:
         cached = _common_prefix(self._llm, tokens) if self.prefix_cache else 0
         if not self.prefix_cache:
             self._llm.reset()  # type: ignore[no-untyped-call]
+        self._llm.set_seed(self.seed if request.seed is None else request.seed)  # llama.cpp's sampler reads it
         started = time.perf_counter()
         try:
             sampled = self._sample(tokens, request, grammar)

@@ -319,6 +319,8 @@ class _OpenAIBackend:
         arguments: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, **self._prompt(request)}
         if self.temperature is not None:
             arguments["temperature"] = self.temperature
+        if request.seed is not None:
+            arguments["seed"] = request.seed
         if self.send_stop and request.stop:
             arguments["stop"] = list(request.stop)
         body = dict(self.extra_body)
