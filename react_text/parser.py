@@ -98,7 +98,7 @@ from typing import Literal
 
 import regex
 
-from . import guard, prompting
+from . import guard, prompting, windows
 from .types import Action, Final, Parsed, ParseError, ParseErrorReason
 
 __all__ = [
@@ -166,40 +166,54 @@ def _alternation(node: _Trie) -> str:
     return f"(?:{body})?" if "" in node else body
 
 
-_DECOR = r"[ \t>#*_\-]{0,12}"
+_DECOR = r"[ \t>#*_\-]{0,12}+"  # possessive: no label word starts with one of these characters
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
 # After a label's colon: the closing half of a bold label ("**Action:** x", "**Action Input:**2"),
 # spaces, and stray decoration before the value ("Action Input: ** {...}", crewAI's tests).
 _AFTER_COLON = r"(?:\*{1,3}|_{1,3}(?=\s|$))?[ \t]*+(?:[*_]{1,3}[ \t]++)?"
-# At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:". Searched in the text
-# with full-width colons made ASCII (see `_colons`). (Two patterns, not one alternation: the regex
-# module scans each far faster alone.)
+
+
+def _initials(words: list[str]) -> str:
+    """The characters a label of `words` can start with (a character class's body)."""
+    firsts = {w.casefold()[0] for w in words} | {w[0] for w in words}
+    either = firsts | {c.upper() for c in firsts if len(c.upper()) == 1}
+    return re.escape("".join(sorted(either)))
 
 
 def _line_label(words: list[str]) -> str:
-    cased = "".join(f"|{w}" for w, kind in _CASED.items() if any(_LABELS[v] == kind for v in words))
+    """At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:", "1. Thought:".
+    Searched in the text with full-width colons made ASCII (see `_Labels`)."""
+    cased = [w for w, kind in _CASED.items() if any(_LABELS[v] == kind for v in words)]
+    alternatives = "".join(f"|{w}" for w in cased)
     return (
-        rf"(?m:^{_DECOR}(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{_any_case(words)}{cased}){_NUMBER}"
-        rf"[ \t*_]{{0,6}}:{_AFTER_COLON})"
+        rf"(?m:^{_DECOR}(?=[\d{_initials(words + cased)}])(?:\d{{1,3}}[.)][ \t]*)?"
+        rf"(?P<word>{_any_case(words)}{alternatives}){_NUMBER}[ \t*_]{{0,6}}:{_AFTER_COLON})"
     )
 
 
 def _bracket_label(words: list[str]) -> str:
     """At a line start, in square brackets (Semantic Kernel's stepwise planner): "[THOUGHT]",
     "[ACTION]", "[FINAL ANSWER] 42". A colon after the bracket is taken too."""
-    firsts = regex.escape("".join(sorted({c for w in words for c in (w[0].lower(), w[0].upper())})))
-    return rf"(?m:^{_DECOR}\[(?=[{firsts}])(?P<word>{_any_case(words)}){_NUMBER}\][ \t]*+(?::[ \t]*+)?)"
+    return rf"(?m:^{_DECOR}\[(?=[{_initials(words)}])(?P<word>{_any_case(words)}){_NUMBER}\][ \t]*+(?::[ \t]*+)?)"
 
 
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
 # sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
 # A space in a word stands for any run of spaces and tabs, or none ("FinalAnswer:").
 _INLINE_WORDS = ["Action Input", "Tool Input", "Final Answer", "Action", "ACTION", "FINAL ANSWER", "FINAL"]
+_INLINE_AFTER = r"[ \t.,;!?)\]\"'`*a-z0-9]"  # what may come just before an inline label
 
 
 def _inline_label(words: list[str]) -> str:
-    alternatives = "|".join(w.replace(" ", r"[ \t]*+") for w in words)
-    return rf"(?<=[ \t.,;!?)\]\"'`*a-z0-9])(?P<word>{alternatives})[ \t]*:[ \t]*"
+    """The words grouped by their first letter, which opens each group and is only then checked for
+    what comes before it: the engines skip to the letters fast, a lookbehind first tries every place."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word[1:].replace(" ", r"[ \t]*+"))
+    alternatives = "|".join(
+        f"{first}(?<={_INLINE_AFTER}{first})(?:{'|'.join(rests)})" for first, rests in groups.items()
+    )
+    return rf"(?P<word>{alternatives})[ \t]*:[ \t]*"
 
 
 def _heading_label(words: list[str]) -> str:
@@ -208,32 +222,23 @@ def _heading_label(words: list[str]) -> str:
     return rf"(?m:^[ \t]{{0,3}}#{{1,6}}[ \t]++(?P<word>{_any_case(words)})[ \t]*+\n)"
 
 
-def _compiled(line: str, inline: str, bracket: str, heading: str) -> tuple[tuple[guard.Searcher, ...], ...]:
-    """Each pattern compiled twice: `re` is faster per call on a short reply, the regex module far
-    faster on a long one (guard.SHORT says which is which). The bracket pattern, which starts at
-    every "[" at a line start, is `re`'s on both: the regex module takes ten times as long per try."""
-    brackets = re.compile(bracket)
+def _passes(words: list[str], inline_words: list[str]) -> tuple[windows.Window, ...]:
+    """The four label patterns of `words`, each searched in its window (see `windows`) on `re`:
+    faster than the regex module on these, short reply or long (`re` skips fast to the characters a
+    pattern opens with; each opens with a class of them or a line start)."""
     return (
-        (re.compile(line), re.compile(inline), brackets, re.compile(heading)),
-        (regex.compile(line), regex.compile(inline), brackets, regex.compile(heading)),
+        windows.Window(re.compile(_line_label(words)), ":", ":", lines=True),
+        windows.Window(re.compile(_inline_label(inline_words)), ":", ":", lines=False),
+        windows.Window(re.compile(_bracket_label(words)), "[", "]", lines=True),
+        windows.Window(re.compile(_heading_label(words)), "#", "#", lines=True),
     )
 
 
-_LABEL_PATTERNS = _compiled(
-    _line_label(list(_LABELS)),
-    _inline_label(_INLINE_WORDS),
-    _bracket_label(list(_LABELS)),
-    _heading_label(list(_LABELS)),
-)
+_LABEL_PASSES = _passes(list(_LABELS), _INLINE_WORDS)
 # Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
 # for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
 _DIRECTIVE_WORDS = [w for w, kind in _LABELS.items() if kind in ("action", "final")]
-_DIRECTIVE_PATTERNS = _compiled(
-    _line_label(_DIRECTIVE_WORDS),
-    _inline_label([w for w in _INLINE_WORDS if "Input" not in w]),
-    _bracket_label(_DIRECTIVE_WORDS),
-    _heading_label(_DIRECTIVE_WORDS),
-)
+_DIRECTIVE_PASSES = _passes(_DIRECTIVE_WORDS, [w for w in _INLINE_WORDS if "Input" not in w])
 _SECTIONS = 64
 _NEAR = 512  # characters a pattern matched at a position may read
 _SEPARATORS = re.compile(r"[ \t_\-]+")
@@ -282,7 +287,7 @@ _CANONICAL = re.compile(
 )
 _QUOTES = "\"'`"
 _BACKTICKS = re.compile(r"`+")
-_Match = re.Match[str] | regex.Match[str]
+_Match = re.Match[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,26 +482,25 @@ def _plain(raw: str) -> str | None:
 
 
 class _Labels:
-    """The labels of a reply, found lazily from any position (each pattern searched once per advance)."""
+    """The labels of a reply, found lazily from any position (each pass searched once per advance)."""
 
     def __init__(self, text: str) -> None:
         self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
-        self.long = len(text) > guard.SHORT
-        self.patterns = _LABEL_PATTERNS[self.long]
-        self.found: list[tuple[int, _Match | None]] = [(-1, None)] * len(self.patterns)
+        self.found: list[tuple[int, _Match | None]] = [(-1, None)] * len(_LABEL_PASSES)
+        self.lasts: dict[str, int] = {}  # characters -> where one of them last occurs in the text
 
     def next_directive(self, pos: int) -> _Match | None:
         """The first action or answer label that starts at or after `pos` (one search each)."""
-        found = [m for p in _DIRECTIVE_PATTERNS[self.long] if (m := p.search(self.text, pos)) is not None]
+        found = [m for p in _DIRECTIVE_PASSES if (m := windows.search(p, self.text, pos, self.lasts)) is not None]
         return min(found, key=_match_start, default=None)
 
     def next(self, pos: int) -> _Match | None:
         """The first label that starts at or after `pos`."""
         best: _Match | None = None
-        for i, pattern in enumerate(self.patterns):
+        for i, label in enumerate(_LABEL_PASSES):
             origin, m = self.found[i]
             if origin == -1 or origin > pos or (m is not None and m.start() < pos):
-                m = pattern.search(self.text, pos)
+                m = windows.search(label, self.text, pos, self.lasts)
                 self.found[i] = (pos, m)
             if m is not None and (best is None or m.start() < best.start()):
                 best = m
