@@ -119,7 +119,8 @@ _INPUT_OPEN = windows.Window(
     last="[(",
     lines=False,
 )
-_BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
+# Each alternative opens with its bracket, so `re` skips to the brackets fast ("\[+|\]+" tries every place).
+_BRACKET_RUNS = {"[": re.compile(r"\[\[*+|\]\]*+"), "(": re.compile(r"\(\(*+|\)\)*+")}
 _FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
 # Possessive: the runs of spaces on either side of the optional line break take all they can, so a
 # long run of tabs is not split in every possible way before the closer is found missing.

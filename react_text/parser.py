@@ -181,20 +181,32 @@ def _initials(words: list[str]) -> str:
 
 
 def _line_label(words: list[str]) -> str:
-    """At a line start, decorated: "**Action 2:**", "### Thought:", "> Final Answer:", "1. Thought:".
-    Searched in the text with full-width colons made ASCII (see `_Labels`)."""
+    """The labels of `words` that begin a line, decorated or in brackets, in one pattern (one scan
+    of the reply, not two; after the decoration the two shapes exclude one another, so the match is
+    the one each alone would find). Searched in the text with full-width colons made ASCII (see
+    `_Labels`).
+
+    - decorated, ending in a colon: "**Action 2:**", "### Thought:", "> Final Answer:", "1. Thought:";
+    - in square brackets (Semantic Kernel's stepwise planner): "[THOUGHT]", "[ACTION]",
+      "[FINAL ANSWER] 42", and a colon after the bracket is taken too.
+
+    The word is the group `bracket` or `word`, whichever matched (`_label_word`).
+    """
+    trie = _any_case(words)
     cased = [w for w, kind in _CASED.items() if any(_LABELS[v] == kind for v in words)]
-    alternatives = "".join(f"|{w}" for w in cased)
-    return (
-        rf"(?m:^{_DECOR}(?=[\d{_initials(words + cased)}])(?:\d{{1,3}}[.)][ \t]*)?"
-        rf"(?P<word>{_any_case(words)}{alternatives}){_NUMBER}[ \t*_]{{0,6}}:{_AFTER_COLON})"
+    bracket = rf"\[(?=[{_initials(words)}])(?P<bracket>{trie}){_NUMBER}\][ \t]*+(?::[ \t]*+)?"
+    line = (
+        rf"(?=[\d{_initials(words + cased)}])(?:\d{{1,3}}[.)][ \t]*)?(?P<word>{trie}{''.join(f'|{w}' for w in cased)})"
+        rf"{_NUMBER}[ \t*_]{{0,6}}:{_AFTER_COLON}"
     )
+    return rf"(?m:^{_DECOR}(?:{bracket}|{line}))"
 
 
-def _bracket_label(words: list[str]) -> str:
-    """At a line start, in square brackets (Semantic Kernel's stepwise planner): "[THOUGHT]",
-    "[ACTION]", "[FINAL ANSWER] 42". A colon after the bracket is taken too."""
-    return rf"(?m:^{_DECOR}\[(?=[{_initials(words)}])(?P<word>{_any_case(words)}){_NUMBER}\][ \t]*+(?::[ \t]*+)?)"
+def _heading_label(words: list[str]) -> str:
+    """A markdown heading that is nothing but a label, its body on the lines below: "### Thought",
+    "## Action" (with a colon, "### Action:" is a line label). Its own pattern: in one with the
+    line labels, every line start would try both."""
+    return rf"(?m:^[ \t]{{0,3}}#{{1,6}}[ \t]++(?P<word>{_any_case(words)})[ \t]*+\n)"
 
 
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
@@ -216,27 +228,22 @@ def _inline_label(words: list[str]) -> str:
     return rf"(?P<word>{alternatives})[ \t]*:[ \t]*"
 
 
-def _heading_label(words: list[str]) -> str:
-    """A markdown heading that is nothing but a label, its body on the lines below: "### Thought",
-    "## Action" (with a colon, "### Action:" is a line label)."""
-    return rf"(?m:^[ \t]{{0,3}}#{{1,6}}[ \t]++(?P<word>{_any_case(words)})[ \t]*+\n)"
-
-
 def _passes(words: list[str], inline_words: list[str]) -> tuple[windows.Window, ...]:
-    """The four label patterns of `words`, each searched in its window (see `windows`) on `re`:
+    """The three label patterns of `words`, each searched in its window (see `windows`) on `re`:
     faster than the regex module on these, short reply or long (`re` skips fast to the characters a
-    pattern opens with; each opens with a class of them or a line start)."""
+    pattern opens with; each opens with a class of them or a line start). A line label holds a
+    colon or brackets, an inline label a colon, a heading a "#"."""
     return (
-        windows.Window(re.compile(_line_label(words)), ":", ":", lines=True),
+        windows.Window(re.compile(_line_label(words)), ":[", ":]", lines=True),
         windows.Window(re.compile(_inline_label(inline_words)), ":", ":", lines=False),
-        windows.Window(re.compile(_bracket_label(words)), "[", "]", lines=True),
         windows.Window(re.compile(_heading_label(words)), "#", "#", lines=True),
     )
 
 
 _LABEL_PASSES = _passes(list(_LABELS), _INLINE_WORDS)
 # Only the labels that open a directive: after _SECTIONS other sections, the next one is searched
-# for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000.
+# for directly, so a reply of 10,000 "Thought:" lines costs one search, not 10,000. Pass i of these
+# matches a subset of what pass i of _LABEL_PASSES matches (its words are a subset).
 _DIRECTIVE_WORDS = [w for w, kind in _LABELS.items() if kind in ("action", "final")]
 _DIRECTIVE_PASSES = _passes(_DIRECTIVE_WORDS, [w for w in _INLINE_WORDS if "Input" not in w])
 _SECTIONS = 64
@@ -246,7 +253,6 @@ _DECORATION = re.compile(r"(?:[*_]{1,3}[ \t]++)?[`'\"*]{0,3}")  # before a tool 
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
 _FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
 _OPEN = re.compile(r"[ \t]*[\[(]")
-_BRACKET = re.compile(r"[\[(]")
 # What leads from a tool name to its input label: a description in parentheses, decoration, line
 # breaks, then "Action Input:" / "Tool Input:" / "Input:" (also when glued: "SearchToolAction Input:").
 # Possessive: each run is taken whole, so adjacent runs that accept the same characters (spaces
@@ -272,6 +278,7 @@ _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 _JSON_TRIES = 8  # at most this many "{" are tried as the start of a JSON blob
 _JSON_NESTED = 2048  # a JSON object up to this size is also searched inside for a blob
 _CALL_TRIES = 8  # at most this many brackets on an action line are tried as a call
+_NO_INPUT = re.compile(r"[ \t`'\"*.]*+")  # what is left of an action line with nothing on it
 _LABEL_LIKE = re.compile(r"[ \t]*[A-Z][A-Za-z _]{0,24}:")
 _BARE_LABEL = re.compile(r"[^\W\d]\w{0,30}[ \t]*[:：]")
 _STRICT_TOOL = re.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
@@ -491,7 +498,13 @@ class _Labels:
 
     def next_directive(self, pos: int) -> _Match | None:
         """The first action or answer label that starts at or after `pos` (one search each)."""
-        found = [m for p in _DIRECTIVE_PASSES if (m := windows.search(p, self.text, pos, self.lasts)) is not None]
+        found = []
+        for i, label in enumerate(_DIRECTIVE_PASSES):
+            origin, m = self.found[i]
+            if origin != -1 and origin <= pos and m is None:
+                continue  # the same pass of every label word found none from before `pos` on
+            if (m := windows.search(label, self.text, pos, self.lasts)) is not None:
+                found.append(m)
         return min(found, key=_match_start, default=None)
 
     def next(self, pos: int) -> _Match | None:
@@ -511,8 +524,13 @@ def _match_start(m: _Match) -> int:
     return m.start()
 
 
+def _label_word(m: _Match) -> str:
+    """The label word a match of a label pattern holds (the last group it matched)."""
+    return m.group(m.lastgroup or "word")
+
+
 def _label_kind(m: _Match) -> Kind:
-    return _kind_of(m.group("word"))
+    return _kind_of(_label_word(m))
 
 
 @functools.lru_cache(maxsize=256)
@@ -635,7 +653,7 @@ def _read_action(text: str, section: _Section, labels: _Labels, thought: str, na
         return call
     line_end = text.find("\n", start, section.end)
     rest = text[name[1] : section.end if line_end == -1 else line_end] if name is not None else "x"
-    return _error("missing_input" if not rest.strip(" \t`'\"*.") else "bad_action", thought)
+    return _error("missing_input" if _NO_INPUT.fullmatch(rest) else "bad_action", thought)
 
 
 def _blob_start(text: str, start: int, end: int) -> int | None:
@@ -710,18 +728,30 @@ def _call_in_line(
     """A call later on the action's first line: the first bracket with a tool name before it."""
     line_end = text.find("\n", start, limit)
     line_end = limit if line_end == -1 else line_end
-    for tries, bracket in enumerate(_BRACKET.finditer(text, start, line_end)):
+    for tries, bracket in enumerate(_brackets(text, start, line_end)):
         if tries == _CALL_TRIES:
             break
-        before = text[max(start, bracket.start() - 80) : bracket.start()].rstrip(" \t")
+        before = text[max(start, bracket - 80) : bracket].rstrip(" \t")
         tool = names.ending(before) if names is not None else None
         if tool is None:
             written = _trailing_identifier(before)
             if written is None:
                 continue
             tool = names.lookup(written) if names is not None else written
-        return _bracketed(text, tool, bracket.start(), section, thought, names)
+        return _bracketed(text, tool, bracket, section, thought, names)
     return None
+
+
+def _brackets(text: str, start: int, end: int) -> Iterator[int]:
+    """Where each "[" and "(" of text[start:end] is, in order (found by str.find, not a scan)."""
+    square, round_ = text.find("[", start, end), text.find("(", start, end)
+    while square != -1 or round_ != -1:
+        if round_ == -1 or (square != -1 and square < round_):
+            yield square
+            square = text.find("[", square + 1, end)
+        else:
+            yield round_
+            round_ = text.find("(", round_ + 1, end)
 
 
 def _trailing_identifier(text: str) -> str | None:
