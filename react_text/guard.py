@@ -120,6 +120,7 @@ _INPUT_OPEN = windows.Window(
     lines=False,
 )
 # Each alternative opens with its bracket, so `re` skips to the brackets fast ("\[+|\]+" tries every place).
+_BLOCK = 4096  # brackets are counted a block at a time; a block that cannot close the input is not scanned
 _BRACKET_RUNS = {"[": re.compile(r"\[\[*+|\]\]*+"), "(": re.compile(r"\(\(*+|\)\)*+")}
 _FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
 # Possessive: the runs of spaces on either side of the optional line break take all they can, so a
@@ -228,14 +229,22 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
     if text.find(closer, pos, limit) == -1:  # the common case of a 100 KB "[[[[": no scan
         return None
     depth = 1
-    for run in _BRACKET_RUNS[opener].finditer(text, pos, limit):  # a run of brackets at a time
-        size = run.end() - run.start()
-        if text[run.start()] == opener:
-            depth += size
-        elif size >= depth:
-            return int(run.start()) + depth
-        else:
-            depth -= size
+    while pos < limit:
+        end = min(limit, pos + _BLOCK)
+        closers = text.count(closer, pos, end)
+        if closers < depth:  # too few closers here to close it, whatever their order: step over
+            depth += text.count(opener, pos, end) - closers
+            pos = end
+            continue
+        for run in _BRACKET_RUNS[opener].finditer(text, pos, end):  # a run of brackets at a time
+            size = run.end() - run.start()
+            if text[run.start()] == opener:
+                depth += size
+            elif size >= depth:
+                return int(run.start()) + depth
+            else:
+                depth -= size
+        pos = end
     return None
 
 

@@ -7,7 +7,7 @@ ends with the line of the last such character in the text. A reply without them 
 look-ups of a character (memchr, a few microseconds for 100 KB) instead of a scan by a regular
 expression; a reply with them costs one scan of the lines between. A pattern anchored at line starts
 is not searched in the rest of the line where the search begins. Which match is found does not
-change: no match can begin before the window or end after it.
+change: no match can begin before the window or end after it. A short text is searched whole.
 
 Pure functions; `lasts` is the caller's cache of where each character last occurs in `text`.
 """
@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["Window", "search"]
+__all__ = ["SHORT", "Window", "search"]
+
+SHORT = 1024  # characters: a text up to this long is searched whole
 
 
 class Window(NamedTuple):
@@ -33,11 +35,16 @@ class Window(NamedTuple):
 def search(window: Window, text: str, pos: int, lasts: dict[str, int]) -> re.Match[str] | None:
     """The first match of `window.pattern` that starts at or after `pos`, as `pattern.search(text,
     pos)` finds it, read only between the lines its characters allow."""
+    if len(text) <= SHORT:  # a whole scan costs less than working out the window
+        return window.pattern.search(text, pos)
     if window.lines and pos > 0 and text[pos - 1] != "\n":  # no match starts in the rest of this line
         pos = text.find("\n", pos) + 1
         if pos == 0:
             return None
-    first = min((at for char in window.first if (at := text.find(char, pos)) != -1), default=-1)
+    first = -1
+    for char in window.first:
+        at = text.find(char, pos, first if first != -1 else len(text))
+        first = at if at != -1 else first
     if first == -1:
         return None
     last = lasts.get(window.last)
