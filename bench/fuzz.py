@@ -62,8 +62,15 @@ def campaign(
     return f"{name:<12} {tried:>9} {raised:>7} {1e3 * slowest[0]:>10.2f} {total:>8.1f}s  slowest: {slowest[1][:40]!r}"
 
 
+def _cpu(read: Callable[[str], object], text: str) -> float:
+    started = time.process_time()
+    read(text)
+    return time.process_time() - started
+
+
 def pumped() -> None:
-    """Every frame x run x end of tests/test_pumping.py at 100 KB (the suite reads one end each)."""
+    """Every frame x run x end of tests/test_pumping.py at 100 KB (the suite reads one end each), in
+    CPU time (a new worst is measured twice and the lesser kept: other processes do not count)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from test_pumping import BIG, ENDS, FRAMES, RUNS, TOOLS, _reply
 
@@ -80,9 +87,9 @@ def pumped() -> None:
             for run in RUNS:
                 for end in ENDS:
                     text = _reply(frame, run, end, BIG)
-                    started = time.perf_counter()
-                    read(text)
-                    took = time.perf_counter() - started
+                    took = _cpu(read, text)
+                    if took > worst[0]:
+                        took = min(took, _cpu(read, text))  # a busy moment, or the shape?
                     worst = max(worst, (took, (frame, run, end)))
         total = len(FRAMES) * len(RUNS) * len(ENDS)
         print(f"{name:<12} {total:>9} {1e3 * worst[0]:>10.2f}  {worst[1]!r}")

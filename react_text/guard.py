@@ -51,9 +51,10 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
 import regex
+
+from . import windows
 
 __all__ = [
     "PARALLEL_STOP",
@@ -62,7 +63,6 @@ __all__ = [
     "THINK_CLOSE",
     "THINK_OPEN",
     "Cut",
-    "Searcher",
     "cut",
     "input_end",
     "is_cut",
@@ -79,30 +79,25 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
 
-class Searcher(Protocol):
-    """A compiled pattern of either engine (`re` or the regex module)."""
-
-    def search(self, string: str, pos: int = ..., endpos: int = ...) -> re.Match[str] | regex.Match[str] | None: ...
-
-
 _DECOR = r"[ \t>#*_\-]{0,12}"
 _OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would make every search slow
-# Searched in the text with full-width colons made ASCII (`_colons`): with a literal colon in the
-# pattern, the regex module looks for colons first.
+# Searched in the text with full-width colons made ASCII (`_colons`).
 _OUTPUT = "(?:[Tt][Oo][Oo][Ll]|[Ff][Uu][Nn][Cc][Tt][Ii][Oo][Nn])[ \t_]{1,3}[Oo][Uu][Tt][Pp][Uu][Tt]"
 # "OBSERVATION (weather[Athens]):" names the call it answers (parallel actions).
 _CALL = r"(?:[ \t]*+\([^\n]{0,300}?\))?"
-_LINE_LABEL = rf"(?m:^{_DECOR}(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?{_CALL}[ \t*_]{{0,6}}:)"
-_BRACKET_LABEL = rf"(?m:^{_DECOR}\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
+# At a line start: the decoration is taken whole (no label starts with one of its characters), and
+# only a line that goes on with a label's first letter is read further.
+_LINE_LABEL = rf"(?m:^{_DECOR}+(?=[OoTtFf])(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?{_CALL}[ \t*_]{{0,6}}:)"
+_BRACKET_LABEL = rf"(?m:^{_DECOR}+\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
 _INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
-# Three patterns, not one alternation: the regex module scans each far faster alone. Each is
-# compiled twice: `re` is faster per call on a short reply, the regex module far faster on a long one.
-_BRACKETS = re.compile(_BRACKET_LABEL)  # `re`'s on both: it tries every "[" at a line start, ten times faster
-_FULL: tuple[tuple[Searcher, ...], ...] = (
-    (re.compile(_LINE_LABEL), re.compile(_INLINE_LABEL), _BRACKETS),
-    (regex.compile(_LINE_LABEL), regex.compile(_INLINE_LABEL), _BRACKETS),
+# Three patterns, not one alternation, each searched only in its window (see `windows`), on `re`:
+# faster than the regex module on these, short reply or long.
+_LABELS = (
+    windows.Window(re.compile(_LINE_LABEL), ":", ":", lines=True),
+    windows.Window(re.compile(_INLINE_LABEL), ":", ":", lines=False),
+    windows.Window(re.compile(_BRACKET_LABEL), "[", "]", lines=True),
 )
-SHORT = 4096  # characters: a reply up to this long is searched with `re`
+SHORT = 4096  # characters: a reply up to this long may take the parser's canonical fast path
 # A line whose text is an answer or an input: a label later on it is part of what was written.
 _WRITTEN_LINE = re.compile(
     rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|(?:action|tool|function)[ \t_]+input)"
@@ -118,8 +113,15 @@ _FENCE_LINE = re.compile(r"(?:`{3,}+|~{3,}+)[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
-_INPUT_OPEN = re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}[\[(]")
-_BRACKET_RUNS = {"[": re.compile(r"\[+|\]+"), "(": re.compile(r"\(+|\)+")}
+_INPUT_OPEN = windows.Window(
+    re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}+[\[(]"),
+    first="[(",
+    last="[(",
+    lines=False,
+)
+# Each alternative opens with its bracket, so `re` skips to the brackets fast ("\[+|\]+" tries every place).
+_BLOCK = 4096  # brackets are counted a block at a time; a block that cannot close the input is not scanned
+_BRACKET_RUNS = {"[": re.compile(r"\[\[*+|\]\]*+"), "(": re.compile(r"\(\(*+|\)\)*+")}
 _FENCE_OPEN = re.compile(r"[ \t]*\n?(?P<fence>`{3,})")
 # Possessive: the runs of spaces on either side of the optional line break take all they can, so a
 # long run of tabs is not split in every possible way before the closer is found missing.
@@ -227,14 +229,22 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
     if text.find(closer, pos, limit) == -1:  # the common case of a 100 KB "[[[[": no scan
         return None
     depth = 1
-    for run in _BRACKET_RUNS[opener].finditer(text, pos, limit):  # a run of brackets at a time
-        size = run.end() - run.start()
-        if text[run.start()] == opener:
-            depth += size
-        elif size >= depth:
-            return int(run.start()) + depth
-        else:
-            depth -= size
+    while pos < limit:
+        end = min(limit, pos + _BLOCK)
+        closers = text.count(closer, pos, end)
+        if closers < depth:  # too few closers here to close it, whatever their order: step over
+            depth += text.count(opener, pos, end) - closers
+            pos = end
+            continue
+        for run in _BRACKET_RUNS[opener].finditer(text, pos, end):  # a run of brackets at a time
+            size = run.end() - run.start()
+            if text[run.start()] == opener:
+                depth += size
+            elif size >= depth:
+                return int(run.start()) + depth
+            else:
+                depth -= size
+        pos = end
     return None
 
 
@@ -257,7 +267,8 @@ def _inputs(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int 
     """The bracketed action inputs, in order: (where the bracket opens, just past where it closes,
     or None for an input that never closes, which is the last one)."""
     pos = 0
-    while (m := _INPUT_OPEN.search(text, pos)) is not None:
+    lasts: dict[str, int] = {}
+    while (m := windows.search(_INPUT_OPEN, text, pos, lasts)) is not None:
         if _inside(spans, m.start()):
             pos = m.end()
             continue
@@ -295,18 +306,18 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
     lowered = text[since:].lower()
     if "observation" not in lowered and "output" not in lowered:  # the common case: no label at all
         return len(text)
-    patterns = _FULL[len(text) > SHORT]
-    found: list[tuple[int, re.Match[str] | regex.Match[str] | None]] = [(-1, None)] * len(patterns)
+    found: list[tuple[int, re.Match[str] | None]] = [(-1, None)] * len(_LABELS)
+    lasts: dict[str, int] = {}
     opening = _opening(text, spans)
     inputs: Iterator[tuple[int, int | None]] | None = None
     current: tuple[int, int | None] | None = None
     pos = since
     for _ in range(_SKIPS + 1):
         starts: list[tuple[int, int]] = []
-        for i, pattern in enumerate(patterns):
+        for i, label in enumerate(_LABELS):
             origin, m = found[i]
             if origin == -1 or (m is not None and m.start() < pos):  # a pattern that found none stays done
-                m = pattern.search(text, pos)
+                m = windows.search(label, text, pos, lasts)
                 found[i] = (pos, m)
             if m is not None:
                 starts.append((m.start(), m.end()))

@@ -1,0 +1,133 @@
+"""`parse`: one reply, from the text as written to what a reader reads, and back.
+
+CRLF line ends are read as LF, a canonical reply takes the fast path, a fence around the whole
+reply is unwrapped, thinking is dropped and the guard cuts at a made-up observation; then the
+strict or the tolerant reader reads what is left, and `discarded` is mapped back to the reply as
+written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection
+
+from .. import guard
+from ..types import Action, Final, Parsed, ParseError
+from .common import Names, error, tool_names
+from .fences import QUOTES, fenced_reply
+from .strict import read_strict
+from .tolerant import directive, read_tolerant
+
+__all__ = ["parse"]
+
+# The canonical reply, read in one match (the `re` module: faster than `regex` for this). Nothing in
+# it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
+# tolerant path would (a property test checks it); anything else takes that path. Possessive
+# repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
+_CANONICAL = re.compile(
+    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*+(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
+    r"(?:ACTION:[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
+    r"|FINAL:[ \t]*+(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
+)
+
+
+def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
+    """Read one reply. Returns a ParseError (never raises) for a reply it cannot read.
+
+    `tools`: the registered tool names, matched wherever a name is expected.
+    """
+    names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if "\r\n" in text and text.count("\n") == text.count("\r\n"):
+        # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
+        # `discarded` stays the reply's own text. Mixed line ends are read as they are.
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names)
+        if isinstance(parsed, ParseError) or not parsed.discarded:
+            return parsed
+        # Every "\n" of the discarded suffix was a "\r\n": the suffix as written is that much longer.
+        written = len(parsed.discarded) + parsed.discarded.count("\n")
+        return dataclasses.replace(parsed, discarded=text[len(text) - written :])
+    return _parse(text, strict, names)
+
+
+def _parse(text: str, strict: bool, names: Names | None, *, fenced: bool = True) -> Parsed:
+    if not strict and (fast := _canonical(text, names)) is not None:
+        return fast
+    if not strict and fenced and (body := fenced_reply(text)) is not None:  # a fence around the reply
+        start, end = body
+        parsed = _parse(text[start:end], strict, names, fenced=False)  # one fence, not a nest of them
+        if isinstance(parsed, ParseError):
+            return parsed
+        # The closing fence belongs to the directive's reply, unless words came after the directive.
+        rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
+        return dataclasses.replace(parsed, discarded=rest)
+    readable, pieces = _readable(text)
+    if not readable.strip():
+        return error("empty")
+    parsed = read_strict(readable, names) if strict else read_tolerant(readable, names)
+    if isinstance(parsed, ParseError) or readable == text:
+        return parsed
+    # `discarded` is a suffix of what was read; make it the same suffix of the reply as written.
+    discarded = text[_position(pieces, len(readable) - len(parsed.discarded)) :]
+    if isinstance(parsed, Final):
+        return Final(parsed.answer, parsed.thought, discarded)
+    return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
+
+
+def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The reply without its thinking and cut by the guard, and the (start, end) pieces of `text`
+    it is made of.
+
+    Closed think blocks go, and all before a lone </think>; of an unclosed <think> only the tag
+    goes (a small model that opens a block and never closes it writes its protocol there).
+    """
+    pieces: list[tuple[int, int]] = []
+    pos = 0
+    if guard.THINK_OPEN in text or guard.THINK_CLOSE in text:
+        for start, end in guard.thinking(text):
+            pieces.append((pos, start))
+            closed = text.endswith(guard.THINK_CLOSE, 0, end)
+            pos = end if closed else start + len(guard.THINK_OPEN)
+    pieces.append((pos, len(text)))
+    readable = text if pos == 0 else "".join(text[a:b] for a, b in pieces)
+    return guard.cut(readable).kept, pieces
+
+
+def _position(pieces: list[tuple[int, int]], index: int) -> int:
+    """Where `index` of the readable text lies in the reply."""
+    seen = 0
+    for start, end in pieces:
+        if index <= seen + end - start:
+            return start + index - seen
+        seen += end - start
+    return pieces[-1][1]
+
+
+def _canonical(text: str, names: Names | None) -> Action | Final | None:
+    """The canonical reply, read fast; None for anything else (the tolerant path then reads it)."""
+    m = _CANONICAL.match(text) if len(text) <= guard.SHORT else None
+    if m is None:
+        return None
+    thought = _plain(m.group("thought") or "")
+    if thought is None:
+        return None
+    if (raw := m.group("answer")) is not None:
+        answer = _plain(raw)
+        if not answer or answer[-1] in QUOTES:
+            return None
+        return Final(answer, thought, text[m.start("answer") + len(raw.rstrip(" \t")) :])
+    tool, value = m.group("tool"), _plain(m.group("input"))
+    if value is None or value[:1] in QUOTES or value[-1:] in QUOTES:
+        return None
+    if names is not None:
+        tool = names.lookup(tool)
+        if not names.registered(tool):
+            return None
+    return directive(tool, value, thought, m.group("rest"), True, names)
+
+
+def _plain(raw: str) -> str | None:
+    """`raw` without its spaces and tabs around, or None when the tolerant reading could differ
+    (other whitespace around it; a leading "*" or "_" that a label may take as decoration)."""
+    value = raw.strip(" \t")
+    return value if value == value.strip() and value[:1] not in ("*", "_") else None
