@@ -378,7 +378,7 @@ def test_a_server_that_does_not_start_is_a_config_error(monkeypatch: pytest.Monk
         within(20, lambda: mcp_tools(f"{shlex.quote(sys.executable)} -c 'raise SystemExit(1)'").__enter__())
     with pytest.raises(ConfigError, match=r"could not open .*no-such-command"):
         within(20, lambda: mcp_tools("no-such-command --flag").__enter__())
-    monkeypatch.setattr(react_mcp, "OPEN_SECONDS", 1.0)
+    monkeypatch.setattr(react_mcp, "_OPEN_SECONDS", 1.0)
     with pytest.raises(ConfigError, match="did not answer within 1 seconds"):
         within(20, lambda: mcp_tools(f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(60)'").__enter__())
 
