@@ -260,6 +260,10 @@ class _Protocol:
                 number -= 1  # the call was not made
                 break
             asked = yield from self._ask(number, allowance, forced=False)
+            if asked == WINDOW:  # refused, and no retry fits: the window's end, as the plan would have said
+                limit = WINDOW
+                number -= 1
+                break
             if isinstance(asked, RunResult):
                 return asked
             step, parsed = asked.step, asked.parsed
@@ -327,6 +331,8 @@ class _Protocol:
         asked = yield from self._ask(number, allowance, forced=True)
         if isinstance(asked, RunResult):
             return replace(asked, stop_reason=limit, error=f"{words}; the forced final call failed: {asked.error}")
+        if not isinstance(asked, _Asked):  # a forced call is never sent on to another forced call
+            raise RuntimeError("the forced final call ended the window again")
         self.steps.append(asked.step)
         yield Emit(asked.step)
         parsed = asked.parsed
@@ -375,7 +381,12 @@ class _Protocol:
         )
         return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar, self.seed)
 
-    def _ask(self, number: int, allowance: int, *, forced: bool) -> Generator[Command, Event, _Asked | RunResult]:
+    def _ask(
+        self, number: int, allowance: int, *, forced: bool
+    ) -> Generator[Command, Event, _Asked | RunResult | _Window]:
+        """Ask the model, with one retry of a request refused as too long. WINDOW: a normal call was
+        refused and no retry of it fits, but the forced final call does (the server counted the
+        latest step longer than we could know: its text was of a kind it had not counted yet)."""
         elided = self.history.elided
         seconds = 0.0
         retried = False
@@ -408,6 +419,9 @@ class _Protocol:
                 if again is not None:
                     elided, allowance = self.history.elided, again
                     continue
+                ends = not forced and self.limits.force_final and self.plan.window is not None
+                if ends and isinstance(self._fit_forced(number, WINDOW), int):
+                    return WINDOW
             return self._finish("model_error", error=scrub(str(event.error)))
         reply = event.reply
         usage = self._bill(reply, estimate, sent_local)

@@ -117,7 +117,8 @@ def test_an_agent_over_a_scripted_window_ends_as_a_model_error_saying_why() -> N
         return "1"
 
     model = ScriptedModel(["FINAL: 1"], context_window=256)
-    result = Agent(model, tools=[lookup]).run("q")
+    # the instructions and this task (about 280 tokens) pass the window before any reply
+    result = Agent(model, tools=[lookup]).run("What does one item cost, and the next? " * 8)
     assert result.stop_reason == "model_error"
     # the engine knows the window (the model says it): the request that cannot fit is never sent
     assert "does not fit the context window of 256 tokens" in (result.error or "")
