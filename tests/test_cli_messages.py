@@ -51,3 +51,10 @@ def test_no_script_for_a_task_says_the_names_it_looked_for(folder: Path) -> None
 def test_a_script_path_too_long_to_look_up_is_a_set_up_error(folder: Path) -> None:
     line = _line(_cli("eval", "t.jsonl", "--script", "x" * 300, cwd=folder))
     assert line.startswith("react-text: ") and "x" * 300 in line
+
+
+def test_an_unknown_task_tool_is_refused_naming_every_built_in_one(folder: Path) -> None:
+    (folder / "tx.jsonl").write_text('{"id": "q", "task": "q", "answer": "2", "tools": ["shell"]}\n')
+    assert _line(_cli("eval", "tx.jsonl", "--script", "s.txt", cwd=folder)) == (
+        "react-text: unknown tools in the task file: shell (have calculator, python_doc, search, read)"
+    )

@@ -84,9 +84,6 @@ def test_an_empty_script_file_is_refused(folder: Path) -> None:
 # (`calculator`, `python_doc`, `search`, `read`)"; troubleshooting: "use calculator, python_doc,
 # search, read". eval refuses python_doc: "unknown tools in the task file: python_doc (have
 # calculator, search, read)".
-@pytest.mark.xfail(
-    strict=True, reason="eval refuses a task whose tools name python_doc, which the docs list as an eval tool"
-)
 def test_a_task_may_use_python_doc(folder: Path) -> None:
     (folder / "tp.jsonl").write_text('{"id": "q", "task": "q", "answer": "2", "tools": ["python_doc"]}\n')
     (folder / "pd.txt").write_text("ACTION: python_doc[len]\n---\nFINAL: 2\n")
