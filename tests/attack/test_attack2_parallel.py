@@ -102,9 +102,6 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 # with --parallel writes a trace its own replay and run --script refuse:
 # "run.jsonl:4: not a valid react-text trace: step.parsed.kind must be one of action, final, error,
 # not the text 'actions'".
-@pytest.mark.xfail(
-    strict=True, reason="a trace of a --parallel run is refused by replay and run --script (parsed.kind 'actions')"
-)
 def test_a_trace_of_a_parallel_run_replays_to_the_same_steps(tmp_path: Path) -> None:
     (tmp_path / "mytools.py").write_text(
         'def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n'
