@@ -58,3 +58,23 @@ def test_an_unknown_task_tool_is_refused_naming_every_built_in_one(folder: Path)
     assert _line(_cli("eval", "tx.jsonl", "--script", "s.txt", cwd=folder)) == (
         "react-text: unknown tools in the task file: shell (have calculator, python_doc, search, read)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ("eval", "t.jsonl", "--script", "s.txt", "--concurrency", "0"),
+            "react-text eval: error: argument --concurrency: must be a positive whole number, not 0"
+            " (see react-text eval --help)",
+        ),
+        ((), "react-text: error: the following arguments are required: COMMAND (see react-text --help)"),
+        (
+            ("run", "--api", "json", "q"),
+            "react-text run: error: argument --api: invalid choice: 'json' (choose from 'chat', 'completion')"
+            " (see react-text run --help)",
+        ),
+    ],
+)
+def test_a_bad_flag_is_one_line_not_the_usage_block(folder: Path, args: tuple[str, ...], line: str) -> None:
+    assert _line(_cli(*args, cwd=folder)) == line
