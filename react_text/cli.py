@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import config, scripts, trace
 from . import parser as parsing
@@ -94,8 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad flag or value is one line on stderr (exit 2), as every set-up mistake is,
+    not the whole usage block: `react-text eval: error: ... (see react-text eval --help)`."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _arguments() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="react-text", description="ReAct agents over a plain-text protocol.")
+    top = _Parser(prog="react-text", description="ReAct agents over a plain-text protocol.")
     top.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
 

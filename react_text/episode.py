@@ -545,7 +545,9 @@ class _Protocol:
         """What a call came to, as fed back; a success is remembered, to catch a repeat."""
         self.tool_calls += 1
         text = truncate(ran.outcome.text, self.limits.observation_tokens, self.count)
-        if ran.outcome.kind == "ok" and invoke.tool.pure:
+        if not invoke.tool.pure:  # it may have changed what a pure tool reads: no earlier result stands
+            self.done.clear()
+        elif ran.outcome.kind == "ok":
             self.done[(invoke.tool.name, action.input)] = (number, text)
         return text
 
@@ -588,6 +590,8 @@ class _Protocol:
             seconds = ran.seconds
             for index, at in slot.items():
                 texts[index] = self._settle(invokes[at], actions[index], ran.ran[at], number)
+            if not all(i.tool.pure for i in invokes):  # ran at once with a tool with side effects
+                self.done.clear()
         for index, earlier in twin.items():
             action = actions[index]
             texts[index] = prompting.render(

@@ -43,7 +43,7 @@ from .loop import Agent, Parser
 from .model_info import describe as describe_model
 from .parser import parse
 from .prompt_style import Prompting
-from .toolbox import CalculatorError, Files, calculate, calculator
+from .toolbox import CalculatorError, calculate, default_tools
 from .tools import Tool
 from .types import Model, RunResult
 
@@ -276,8 +276,7 @@ def _comes_to(working: str, want: float) -> bool:
 def toolset(names: Sequence[str], root: Path, extra: Sequence[Tool] = ()) -> list[Tool]:
     """The tools of a task: the built-in ones its line names, and every one of `extra` (which its
     line may name too)."""
-    files = {t.name: t for t in Files(root).tools()}
-    built_in = {"calculator": calculator, **files}
+    built_in = {t.name: t for t in default_tools(root)}  # every built-in tool, as `react-text run` has
     clash = sorted(t.name for t in extra if t.name in built_in)
     if clash:
         raise ConfigError(f"a tool of --tools or --mcp has a built-in tool's name: {', '.join(clash)}; rename it")
@@ -287,7 +286,7 @@ def toolset(names: Sequence[str], root: Path, extra: Sequence[Tool] = ()) -> lis
         raise ConfigError(f"unknown tools in the task file: {', '.join(unknown)} (have {', '.join(available)})")
     chosen = [available[n] for n in dict.fromkeys(names)]
     if "search" in names and "read" not in names:
-        chosen.append(files["read"])
+        chosen.append(built_in["read"])
     return chosen + [t for t in extra if t.name not in names]
 
 

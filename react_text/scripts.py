@@ -83,8 +83,12 @@ def script(path: str | Path) -> Script:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such script file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a folder, not a trace") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the script {path}: {exc}") from exc
+    if not text.strip():  # an empty file is not one empty reply
+        raise ConfigError(f"{path} holds no replies to play")
     return Script(tuple(r.strip("\n") for r in text.split("\n---\n")))
 
 
@@ -96,16 +100,18 @@ def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any],
     it is answered never depends on which episode asked first; a trace recorded for another task
     is refused, never played."""
     folder = Path(path)
-    if not folder.is_dir():
+    if not _is(folder, Path.is_dir):
         one = script(folder)
         return (lambda task: one.model()), _settings_only(one.choices)
     each: dict[str, Script] = {}
     for id_, text in tasks.items():
         stem, legacy = trace_name(id_).removesuffix(".jsonl"), _legacy_name(id_)
         names = dict.fromkeys((f"{stem}.jsonl", f"{stem}.txt", f"{legacy}.jsonl", f"{legacy}.txt"))
-        found = [folder / n for n in names if (folder / n).is_file()]
+        found = [folder / n for n in names if _is(folder / n, Path.is_file)]
         if not found:
-            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {', '.join(names)})")
+            looked = list(names)
+            shown = looked[0] if len(looked) == 1 else f"{', '.join(looked[:-1])} and {looked[-1]}"
+            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {shown})")
         played = script(found[0])
         recorded = played.start.get("task_id")
         if played.start and (recorded != id_ if recorded is not None else played.task != text):
@@ -117,6 +123,14 @@ def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any],
         each[id_] = played
     recorded_choices = next((s.choices for s in each.values() if s.start), Choices())
     return (lambda task: each[task.id].model()), _settings_only(recorded_choices)
+
+
+def _is(path: Path, kind: Callable[[Path], bool]) -> bool:
+    """`path.is_file()` or `.is_dir()`; False for a name the system cannot look up (too long, say)."""
+    try:
+        return kind(path)
+    except (OSError, ValueError):  # ENAMETOOLONG from a 0.2 name that is not shortened
+        return False
 
 
 def _settings_only(choices: Choices) -> Choices:

@@ -95,7 +95,8 @@ def tool(
 
     The name is the function's and the description the first paragraph of its docstring, unless given.
     `pure=True` says the function has no side effects (the same input, the same result), so a call
-    the model repeats is answered from the first one; any other tool runs again.
+    the model repeats is answered from the first one, until a tool that is not pure runs (it may
+    change what this one reads); any other tool runs again.
     """
 
     def build(f: Callable[..., object]) -> Tool:

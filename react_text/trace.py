@@ -104,7 +104,7 @@ def step_dict(step: Step) -> dict[str, Any]:
         "reasoning": step.reasoning,
         "finish_reason": step.finish_reason,
         "elided": list(step.elided),
-        **({"observations": list(step.observations)} if step.observations else {}),
+        "observations": list(step.observations),  # [] but after several actions: always there, as `elided`
     }
 
 

@@ -7,7 +7,7 @@ The schema is plain data: for each event kind an object rule, a field name mappe
 whether the field must be there. Fields the writer (`trace.Tracer`) always writes are required
 where the readers use them; fields older traces lacked are optional, checked when present.
 Unknown fields, and events of a kind not listed here, are let through: a newer writer may add them.
-A step's `parsed` is closed: exactly the fields of its kind (Action, Final or ParseError).
+A step's `parsed` is closed: exactly the fields of its kind (Action, Actions, Final or ParseError).
 """
 
 from __future__ import annotations
@@ -165,6 +165,16 @@ _PARSED: dict[str, _Rule] = {
         closed=True,
     ),
 }
+# Several actions read from one reply (`Prompting(parallel=True)`): each an action, in the order written.
+_PARSED["actions"] = _object(
+    {
+        "kind": (_TEXT, True),
+        "actions": (_list_of(_all(_object({"kind": (_one_of(("action",)), True)}), _PARSED["action"])), True),
+        "thought": (_TEXT, False),
+        "discarded": (_TEXT, False),
+    },
+    closed=True,
+)
 
 
 def _parsed(value: object, path: str) -> str | None:
@@ -234,6 +244,7 @@ _EVENTS: dict[str, _Rule] = {
             "reasoning": (_TEXT, False),
             "finish_reason": (_or_null(_TEXT), False),
             "elided": (_list_of(_count), False),
+            "observations": (_list_of(_TEXT), False),  # after several actions: each call's, in order
         }
     ),
     "run_end": _object(

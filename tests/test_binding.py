@@ -330,6 +330,13 @@ def arguments(fn: Any, text: str) -> dict[str, object] | str:
         (pick, "1, x", refused(pick, 'rest takes a number, not "x"')),
         (now, "null", {}),
         (now, "[ ]", {}),
+        # As Signature.bind: values by position take the parameters in order; one also given by
+        # name (or a name written twice) is refused, never moved to a parameter the model did not name.
+        (write, "x, path=a.txt", refused(write, "path is given twice, by position and by name; content is missing")),
+        (write, "path=a.txt, x", refused(write, "path is given twice, by position and by name; content is missing")),
+        (write, "content=x, a.txt", {"path": "a.txt", "content": "x"}),
+        (write, "path=a.txt, path=b.txt", refused(write, "path is given twice; content is missing")),
+        (search, "cats, query=dogs", refused(search, "query is given twice, by position and by name")),
     ],
 )
 def test_bind(fn: Any, text: str, expected: object) -> None:

@@ -320,3 +320,32 @@ def test_final_after_made_up_observation_in_thinking_is_read(drive: Drive) -> No
     result = drive(make_agent(model, [lookup]), TASK)
     assert result.answer == "4"
     assert isinstance(result.steps[0].parsed, Final)
+
+
+def _default_shown(value: object) -> str:
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@pytest.mark.parametrize("kind", [Limits, Prompting])
+def test_the_limits_page_lists_every_field_with_its_default(kind: type[Limits] | type[Prompting]) -> None:
+    """docs/concepts/limits.md has a row per field of Limits and of Prompting, with the default used."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs/concepts/limits.md").read_text(encoding="utf-8")
+    for f in dataclasses.fields(kind):
+        row = f"| `{f.name}` | {_default_shown(f.default)} |"
+        assert row in page, f"limits.md lacks the row {row}"
+
+
+def test_max_steps_says_the_step_limit_only_when_no_answer_came(drive: Drive) -> None:
+    """troubleshooting.md's max_steps row: `the step limit of n` when no answer came; when the forced
+    call answers, result.error is None, result.forced is True and result.answer is that answer."""
+    forced = drive(make_agent(ScriptedModel(["ACTION: add[1, 2]", "FINAL: 3"]), [add], limits=Limits(steps=1)), "q")
+    assert (forced.stop_reason, forced.error, forced.forced, forced.answer) == ("max_steps", None, True, "3")
+    bare = make_agent(ScriptedModel(["ACTION: add[1, 2]"]), [add], limits=Limits(steps=1, force_final=False))
+    stopped = drive(bare, "q")
+    assert (stopped.stop_reason, stopped.error, stopped.answer) == ("max_steps", "the step limit of 1", None)

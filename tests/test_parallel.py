@@ -482,3 +482,21 @@ def test_a_pumped_reply_is_read_in_linear_time(reply: str) -> None:
     assert time.perf_counter() - started < 2.0
     if isinstance(read, Actions):
         assert len(read.actions) <= 5
+
+
+def test_no_more_than_steps_times_actions_tools_run(drive: Drive) -> None:
+    """guarantees.md: no more than `steps` tools run, `steps` x `Limits.actions` with parallel
+    actions; a model that never stops acting reaches the bound (the forced last call runs none)."""
+    ran: list[str] = []
+
+    def echo(x: str) -> str:
+        """Echo the text."""
+        ran.append(x)
+        return x
+
+    three = "ACTION: echo[a]\nACTION: echo[b]\nACTION: echo[c]"
+    limits = Limits(steps=3, actions=2)
+    agent = Agent(ScriptedModel([three] * 6), tools=[echo], prompting=Prompting(parallel=True), limits=limits)
+    result = drive(agent, "Echo.")
+    assert result.stop_reason == "max_steps"
+    assert result.tool_calls == len(ran) == limits.steps * limits.actions

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import Drive
 
-from react_text import Agent, ScriptedModel, Tool, tool
+from react_text import Agent, Prompting, ScriptedModel, Tool, tool
 from react_text.prompting import render
 
 pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
@@ -75,6 +75,30 @@ def test_a_python_tool_runs_again_unless_marked_pure(drive: Drive) -> None:
     seen = observations(drive, Agent(ScriptedModel(script), tools=[note, shout]))
     assert ran == ["milk", "milk", "shout hi"]
     assert seen[:4] == ["noted 1", "noted 2", "HI", repeated("shout", "HI", 3, "hi")]
+
+
+def test_a_pure_tool_runs_again_once_a_tool_with_side_effects_has_run(drive: Drive) -> None:
+    """A repeat is answered from the earlier result only while no tool with side effects has run
+    since: a pure reader of a store sees what a writer put there, one step or one reply later."""
+    store = {"n": 0}
+
+    def bump() -> str:
+        """Add one to the count."""
+        store["n"] += 1
+        return str(store["n"])
+
+    @tool(pure=True)
+    def peek() -> str:
+        """The count."""
+        return str(store["n"])
+
+    script = ["ACTION: peek[]", "ACTION: bump[]", "ACTION: peek[]", "ACTION: peek[]", "FINAL: ok"]
+    seen = observations(drive, Agent(ScriptedModel(script), tools=[bump, peek]))
+    assert seen[:4] == ["0", "1", "1", repeated("peek", "1", 3)]
+    parallel = ["ACTION: bump[]\nACTION: peek[]", "ACTION: peek[]", "FINAL: ok"]
+    store["n"] = 0
+    seen = observations(drive, Agent(ScriptedModel(parallel), tools=[bump, peek], prompting=Prompting(parallel=True)))
+    assert seen[1] == "1", "a peek run at once with a bump is not an answer for after it"
 
 
 def test_pure_is_a_tool_field_and_the_built_in_tools_are_pure(tmp_path: Path) -> None:

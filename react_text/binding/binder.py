@@ -6,7 +6,7 @@ import functools
 import inspect
 import json
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import prompting
@@ -212,36 +212,45 @@ def _bind_one(s: Shape, only: Parameter, text: str) -> inspect.BoundArguments:
     return _assign(s, [text], {})
 
 
-def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[object], dict[str, object]]:
-    """Positional values and keywords from the fields; a `name=` that names no parameter is a value."""
+def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[object], dict[str, object], list[str]]:
+    """Positional values, keywords and the names written twice; a `name=` that names no parameter is a value."""
     positional: list[int] = []  # the fields that are values, by index
     keywords: dict[str, object] = {}
+    twice: list[str] = []  # names written twice (`two[a=1, a=2]`)
     names = {p.name.casefold() for p in s.parameters}
     for i, f in enumerate(found):
         # `name=` binds by name when it names a parameter (or **kwargs takes it), or when its value is
         # a literal (`type="credit"`: an unknown name, refused as such); else the field is a value.
         known = f.name is not None and (f.name.casefold() in names or s.var_keyword is not None)
-        if f.name is not None and f.name not in keywords and (known or isinstance(f.value, reading.Written)):
-            keywords[f.name] = f.value
-        else:
+        if f.name is None or not (known or isinstance(f.value, reading.Written)):
             positional.append(i)
+        elif any(k.casefold() == f.name.casefold() for k in keywords):
+            twice.append(f.name)
+        else:
+            keywords[f.name] = f.value
     values: list[object] = [found[i].value if found[i].name is None else found[i].whole for i in positional]
     given = {k.casefold() for k in keywords}
-    free = [p for p in s.parameters if p.name.casefold() not in given]
-    if len(positional) > len(free) and free and free[-1].rest and s.var_positional is None:
-        # More values than parameters, and the last takes the rest: the rest of the text as written,
-        # when every field from its first on is a value.
-        first = positional[len(free) - 1]
-        if len(found) - first == len(positional) - (len(free) - 1):
-            values = [*values[: len(free) - 1], text[found[first].start :].strip()]
-    return values, keywords
+    params = s.parameters
+    if len(positional) > len(params) and params and params[-1].rest and s.var_positional is None:
+        # More values than parameters, and the last takes the rest (not given by name): the rest of
+        # the text as written, when every field from its first on is a value.
+        first = positional[len(params) - 1]
+        if params[-1].name.casefold() not in given and len(found) - first == len(positional) - (len(params) - 1):
+            values = [*values[: len(params) - 1], text[found[first].start :].strip()]
+    return values, keywords, twice
 
 
-def _assign(s: Shape, positional: list[object], keywords: Mapping[str, object]) -> inspect.BoundArguments:
-    """Match the values to the parameters, convert them, and bind; _Refused names every problem."""
+def _assign(
+    s: Shape, positional: list[object], keywords: Mapping[str, object], twice: Sequence[str] = ()
+) -> inspect.BoundArguments:
+    """Match the values to the parameters, convert them, and bind; _Refused names every problem.
+
+    As `Signature.bind` does, positional values take the parameters in order from the first, and a
+    parameter given both by position and by name (or by name twice) is refused, not moved along.
+    """
     values: dict[str, object] = {}
     extra_keywords: dict[str, object] = {}
-    problems: list[str] = []
+    problems: list[str] = [f"{name} is given twice" for name in dict.fromkeys(twice)]
     unknown: list[str] = []
     by_name = {p.name: p for p in s.parameters}
     folded = {p.name.casefold(): p for p in s.parameters}
@@ -258,10 +267,12 @@ def _assign(s: Shape, positional: list[object], keywords: Mapping[str, object]) 
             unknown.append(key)
         else:
             problems.append(f"{p.name} is given twice")
-    free = [p for p in s.parameters if p.name not in values]
-    for p, value in zip(free, positional, strict=False):
-        values[p.name] = value
-    surplus = positional[len(free) :]
+    for p, value in zip(s.parameters, positional, strict=False):
+        if p.name in values:
+            problems.append(f"{p.name} is given twice, by position and by name")
+        else:
+            values[p.name] = value
+    surplus = positional[len(s.parameters) :]
     if surplus and s.var_positional is not None:
         extra_positional = surplus + extra_positional
     elif surplus:

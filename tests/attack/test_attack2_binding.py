@@ -137,10 +137,6 @@ def test_an_input_the_tool_cannot_take_is_refused_saying_what_it_takes(written: 
 # binder.md: "One binder, built on `inspect.Signature.bind`"; "only what the model wrote sent on".
 # Python refuses two(1, a=2) ("multiple values for argument 'a'"): the model gave `a` twice and
 # never gave `b`. The binder instead moves the positional 1 to b and calls two(a=2, b=1).
-@pytest.mark.xfail(
-    strict=True,
-    reason="two[1, a=2] calls two(a=2, b=1): a positional value is moved to a parameter the model never named",
-)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_parameter_given_by_position_and_by_name_is_refused(driver: str) -> None:
     calls, observation = _bind("two[1, a=2]", driver)
@@ -150,9 +146,6 @@ def test_a_parameter_given_by_position_and_by_name_is_refused(driver: str) -> No
 
 # The same promise: `two[a=1, a=2]` names `a` twice. The refusal should say so; it says
 # 'b takes a whole number, not "a=2"', blaming a parameter the model never wrote.
-@pytest.mark.xfail(
-    strict=True, reason="two[a=1, a=2] is refused as 'b takes a whole number, not \"a=2\"', not as a twice"
-)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_name_given_twice_is_refused_naming_it(driver: str) -> None:
     calls, observation = _bind("two[a=1, a=2]", driver)

@@ -74,10 +74,6 @@ def test_a_listed_set_up_error_is_its_one_line(folder: Path, name: str) -> None:
 # troubleshooting.md: "*path* `holds no replies to play` | a `--script` text file is missing or
 # empty". An empty replies file is instead played as one empty reply ("Your reply was empty."),
 # then "the script has 1 replies; call 2", exit 1.
-@pytest.mark.xfail(
-    strict=True,
-    reason="an empty --script text file plays one empty reply (exit 1) instead of 'holds no replies to play' (exit 2)",
-)
 def test_an_empty_script_file_is_refused(folder: Path) -> None:
     (folder / "empty.txt").write_text("")
     line = _one_line_exit_2(_cli("run", "--script", "empty.txt", "q", cwd=folder))
@@ -88,9 +84,6 @@ def test_an_empty_script_file_is_refused(folder: Path) -> None:
 # (`calculator`, `python_doc`, `search`, `read`)"; troubleshooting: "use calculator, python_doc,
 # search, read". eval refuses python_doc: "unknown tools in the task file: python_doc (have
 # calculator, search, read)".
-@pytest.mark.xfail(
-    strict=True, reason="eval refuses a task whose tools name python_doc, which the docs list as an eval tool"
-)
 def test_a_task_may_use_python_doc(folder: Path) -> None:
     (folder / "tp.jsonl").write_text('{"id": "q", "task": "q", "answer": "2", "tools": ["python_doc"]}\n')
     (folder / "pd.txt").write_text("ACTION: python_doc[len]\n---\nFINAL: 2\n")

@@ -82,9 +82,6 @@ def test_odd_ids_get_traces_of_their_own_inside_the_folder_and_replay_them(tmp_p
 # The same promises for an id too long for a file name: --trace shortens it (`xxx...~0d4e2ca9.jsonl`),
 # but `--script DIR` then stats DIR/<the whole id>.txt and dies with a traceback
 # (OSError: [Errno 36] File name too long), exit 1.
-@pytest.mark.xfail(
-    strict=True, reason="eval --script DIR with a 300-character task id: traceback, OSError File name too long"
-)
 def test_a_long_id_recorded_with_trace_replays_with_script_dir(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text(json.dumps({"id": "x" * 300, "task": "q", "answer": "2"}) + "\n")
     (tmp_path / "s.txt").write_text("FINAL: 2\n")

@@ -71,10 +71,6 @@ def test_a_counter_counts_every_call_and_a_destructive_tool_needs_approval(drive
 # effects (the same input, the same result)"; mcp.md: a stateful server "keeps its state from call
 # to call". A read-only tool is not a pure one: `peek` after a `bump` must see the bump. The engine
 # answers the second peek from the first, so the model is told the counter is still 1.
-@pytest.mark.xfail(
-    strict=True,
-    reason="a readOnlyHint MCP tool repeated after another tool changed the server's state is answered with the stale first result",
-)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_read_only_tool_sees_state_changed_by_another_tool(driver: str) -> None:
     observations = _observations(
