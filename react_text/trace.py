@@ -6,8 +6,9 @@
 name and server URL without credentials, the tools and their listing, the parser, the Limits, the
 Prompting), so a trace says how its run was made and `react-text run --script TRACE` can make it
 again. `agent.run(task, observer=tracer.observer)` records every request and reply as it happens:
-the drivers tell their observer each command and what came of it, and know nothing of tracing. A request records only what is new since the previous
-one (the messages or transcript text appended), so a trace grows linearly with the run. A step
+the drivers tell their observer each command and what came of it, and know nothing of tracing.
+A request records only what is new since the previous one (the messages or transcript text
+appended), so a trace grows linearly with the run. A step
 records what the Step holds, its reasoning, finish_reason and elided steps included. Secrets
 never reach a trace: API keys and bearer tokens are scrubbed from every string written.
 
