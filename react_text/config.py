@@ -251,6 +251,7 @@ def describe(
             "stream": bool(getattr(chosen, "stream", False)),
             "accepts_grammar": chosen.accepts_grammar,
             "tokenizer": counted_by or budget.encoding_name(chosen.name),
+            **_server(chosen),
         },
         "tools": [
             {
@@ -281,6 +282,13 @@ def describe(
             "mcp": [safe_url(m) if m.startswith(("http://", "https://")) else m for m in mcp],
         }
     return description
+
+
+def _server(chosen: object) -> dict[str, Any]:
+    """What a server model's server is and why we think so (it said, or it was given), for the trace."""
+    identity = getattr(chosen, "identity", None)
+    server, said = getattr(identity, "server", None), getattr(identity, "said", None)
+    return {"server": server, "server_said": said} if isinstance(said, str) else {}
 
 
 def _parser_name(read: object) -> str:

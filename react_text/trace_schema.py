@@ -187,6 +187,8 @@ _EVENTS: dict[str, _Rule] = {
                         "name": (_or_null(_TEXT), False),
                         "accepts_grammar": (_FLAG, False),
                         "tokenizer": (_or_null(_TEXT), False),
+                        "server": (_or_null(_TEXT), False),  # what the server is: it said so, or it was given
+                        "server_said": (_TEXT, False),  # why we think so, in words
                     }
                 ),
                 True,
