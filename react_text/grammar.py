@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from . import gbnf
+
 __all__ = [
     "MAX_ANSWER",
     "after_cue",
+    "ignored",
+    "ignored_words",
     "protocol_grammar",
 ]
 
@@ -55,3 +59,29 @@ def protocol_grammar(
 def after_cue(grammar: str) -> str:
     """The same grammar for a prompt that already ends with `THOUGHT:`."""
     return grammar.replace('root ::= "THOUGHT: " thought', 'root ::= " " thought', 1)
+
+
+def ignored(grammar: str, text: str, *, cut: bool = False) -> bool:
+    """Whether a reply to a request that carried `grammar` could not have been written under it
+    (a server that takes the field but does not apply it). `cut`: the reply stopped at its
+    allowance, so only its beginning is known. Lenient where a server may add what the grammar
+    does not say: a leading <think> block (a server that starts the grammar after the thinking)
+    and whitespace at the end. A grammar not written here cannot be judged: never ignored."""
+    body = text
+    if body.lstrip().startswith("<think>") and "</think>" in body:
+        body = body[body.index("</think>") + len("</think>") :].lstrip("\n")
+    try:
+        return not gbnf.admits(grammar, body.rstrip(), cut=cut)
+    except gbnf.GrammarError:
+        return False
+
+
+def ignored_words(where: str, text: str) -> str:
+    """What is said, once, about a server that ignores the grammar."""
+    glimpse = text if len(text) <= 120 else text[:117] + "..."
+    return (
+        f"{where} does not apply the grammar it is sent: its reply {glimpse!r} could not have been "
+        "written under it. Replies are still read and cut as without one; check that the server "
+        "applies its grammar field (vLLM 0.12+ structured_outputs, SGLang with a grammar backend, "
+        "llama.cpp's grammar), or say what it is with server=... (--server)"
+    )

@@ -1,6 +1,7 @@
 """Traces: one JSON line per event, written and flushed as it happens, so a crash loses nothing done.
 
-    events: run_start, request, reply, step, run_end (and model_error)
+    events: run_start, request, reply, step, run_end (and model_error; grammar_ignored, once, when
+            a server's reply could not have been written under the grammar it was sent)
 
 `run_start` records the task and the whole configuration (`config.describe`: the api, the model's
 name and server URL without credentials, the tools and their listing, the parser, the Limits, the
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from . import trace_schema
+from . import grammar, trace_schema
 from .errors import ConfigError, ContextLengthError, ModelError, scrub
 from .types import (
     Action,
@@ -197,6 +198,8 @@ class _TracedModel:
         self._inner = inner
         self._tracer = tracer
         self._sent: tuple[Message, ...] | str = ()
+        self._grammar: str | None = None  # the last request's
+        self._ignored_said = False  # a server that does not apply the grammar: said once a trace
 
     @property
     def api(self) -> Api:
@@ -253,6 +256,7 @@ class _TracedModel:
             same = prompt[: len(sent_messages)] == sent_messages
             new = [dataclasses.asdict(m) for m in (prompt[len(sent_messages) :] if same else prompt)]
         self._sent = prompt
+        self._grammar = request.grammar
         self._tracer.event("request", new=new, max_tokens=request.max_tokens, stop=list(request.stop))
 
     def _failed(self, exc: ModelError) -> None:
@@ -264,6 +268,16 @@ class _TracedModel:
         self._tracer.event(
             "reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason, reasoning=reply.reasoning
         )
+        server = getattr(self._inner, "server", None)  # a server model: one that may not apply the grammar
+        if (
+            self._grammar
+            and isinstance(server, str)
+            and not self._ignored_said
+            and grammar.ignored(self._grammar, reply.text, cut=reply.finish_reason == "length")
+        ):
+            self._ignored_said = True
+            where = f"{getattr(self._inner, 'url', self.name)} ({server})"
+            self._tracer.event("grammar_ignored", said=grammar.ignored_words(where, reply.text), reply=reply.text)
         return reply
 
 

@@ -219,6 +219,7 @@ _EVENTS: dict[str, _Rule] = {
             "reasoning": (_or_null(_TEXT), False),
         }
     ),
+    "grammar_ignored": _object({"said": (_TEXT, True), "reply": (_TEXT, False)}),
     "model_error": _object(
         {"error": (_TEXT, True), "type": (_or_null(_TEXT), False), "window": (_or_null(_count), False)}
     ),

@@ -17,6 +17,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,7 +52,14 @@ def question(messages: list[dict[str, str]]) -> str:
 
 
 class FakeServer:
-    def __init__(self, delay: float = 0.0, window: int | None = None, about: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        delay: float = 0.0,
+        window: int | None = None,
+        about: dict[str, Any] | None = None,
+        say: Callable[[list[dict[str, str]]], str] | None = None,
+    ) -> None:
+        self.say = say or answer  # the fake model: messages -> the reply's text
         self.delay = delay
         self.window = window  # the context window it says at GET /v1/models, as vLLM does
         self.about = dict(about or {})  # what it answers at other GET paths ({"/props": {...}}), 404 elsewhere
@@ -70,7 +78,7 @@ class FakeServer:
                     server.requests.append((task, len(messages)))
                     server.bodies.append(body)
                 time.sleep(server.delay)
-                text = answer(messages)
+                text = server.say(messages)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if "messages" in body:
                     choice["message"] = {"role": "assistant", "content": text}

@@ -46,6 +46,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
 from ..types import Api, Reply, Request
 from . import identify, wire
@@ -99,6 +100,7 @@ class _OpenAIBackend:
         self._grammar_asked = grammar
         self._identity: identify.Identity | None = None  # asked once, then kept
         self._server: wire.Server | None = None
+        self._grammar_ignored = False  # said once: the server does not apply the grammar it is sent
         self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
         if client is None:
@@ -206,7 +208,7 @@ class _OpenAIBackend:
                 try:
                     arguments = plan.send(outcome)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return self._heard(request, done.value)
 
     async def agenerate(self, request: Request) -> Reply:
         import openai
@@ -224,7 +226,20 @@ class _OpenAIBackend:
                 try:
                     arguments = plan.send(outcome)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return self._heard(request, done.value)
+
+    def _heard(self, request: Request, reply: Reply) -> Reply:
+        """The reply, after saying once (a warning) that the server does not apply the grammar,
+        when this reply could not have been written under the one it was sent."""
+        if (
+            request.grammar
+            and not self._grammar_ignored
+            and self._server in wire.GRAMMAR_SERVERS
+            and protocol.ignored(request.grammar, reply.text, cut=reply.finish_reason == "length")
+        ):
+            self._grammar_ignored = True
+            log.warning("%s", protocol.ignored_words(f"{self.url} ({self._server})", reply.text))
+        return reply
 
     def _plan(self, request: Request) -> CallPlan:
         """What to send, and what to send again after a failure, free of I/O (both drivers run it)."""
