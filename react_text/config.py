@@ -98,12 +98,14 @@ def model(
     grammar: bool | None = None,
     threads: int | None = None,
     server: str | None = None,
+    think: bool = False,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
     `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `server` says what the server is
     ("llama.cpp", "vllm", "sglang", "ollama", "openai"): where the protocol grammar goes (None: no
-    grammar is sent); `grammar=True` alone means a llama.cpp server."""
+    grammar is sent); `grammar=True` alone means a llama.cpp server. `think`: under the grammar, a
+    free <think> block may come before the protocol."""
     from .download import MODELS, resolve
 
     if name in MODELS and not base_url:
@@ -119,7 +121,7 @@ def model(
         from .backends.local import LocalModel
 
         try:
-            return LocalModel(name, api=api or "completion", n_threads=threads)
+            return LocalModel(name, api=api or "completion", n_threads=threads, think=think)
         except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
             raise ConfigError(str(exc)) from exc
     from .backends.openai_api import OpenAIChat, OpenAICompletion
@@ -132,7 +134,9 @@ def model(
         raise ConfigError(f"--server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
     if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
         raise ConfigError(f"{server} takes no grammar: leave --grammar off (stop sequences and the guard still apply)")
-    return backend(name, base_url=url, stream=stream, grammar=bool(grammar) and server is None, server=server)
+    return backend(
+        name, base_url=url, stream=stream, grammar=bool(grammar) and server is None, server=server, think=think
+    )
 
 
 def is_in_process(chosen: Model) -> bool:

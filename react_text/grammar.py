@@ -28,12 +28,23 @@ MAX_ANSWER = 200
 
 
 def protocol_grammar(
-    tool_names: Sequence[str], *, after_cue: bool = False, final: bool = True, action: bool = True, actions: int = 1
+    tool_names: Sequence[str],
+    *,
+    after_cue: bool = False,
+    final: bool = True,
+    action: bool = True,
+    actions: int = 1,
+    think: bool = False,
 ) -> str:
     """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
     `final=False` admits only an action (a run that must use a tool before it answers);
     `action=False` only a final answer (the forced final call at a limit). `actions`: the most
-    ACTION lines a reply may hold (more than 1 with parallel actions)."""
+    ACTION lines a reply may hold (more than 1 with parallel actions). `think`: a free <think>
+    block may come first (`with_thinking`)."""
+    if think:
+        return with_thinking(
+            protocol_grammar(tool_names, after_cue=after_cue, final=final, action=action, actions=actions)
+        )
     if not (final or action):
         raise ValueError("a reply must admit an action or a final answer")
     start = '" " thought' if after_cue else '"THOUGHT: " thought'
@@ -58,7 +69,37 @@ def protocol_grammar(
 
 def after_cue(grammar: str) -> str:
     """The same grammar for a prompt that already ends with `THOUGHT:`."""
+    if grammar.startswith(_THINK_ROOT):
+        return grammar.replace(_THINK_ROOT, _THINK_AFTER_CUE, 1)
     return grammar.replace('root ::= "THOUGHT: " thought', 'root ::= " " thought', 1)
+
+
+# Thinking first: a free <think> block before the protocol, for a model that reasons before it
+# answers (the grammar would otherwise force `THOUGHT:` at its first token). The block holds any
+# text but its closing tag; after the `THOUGHT:` cue of a transcript it comes before the label,
+# written again. A server with a reasoning parser of its own (SGLang's, vLLM's) starts the grammar
+# after the thinking itself; the block, being optional, does no harm there either.
+_THINK_ROOT = 'root ::= think? "THOUGHT: " thought'
+_THINK_AFTER_CUE = 'root ::= " " (think "THOUGHT: ")? thought'
+THINK_RULES = (
+    'think ::= "<think>" think-text "</think>" "\\n"{0,2}\n'
+    'think-text ::= ([^<] | "<" [^/] | "</" [^t] | "</t" [^h] | "</th" [^i] | "</thi" [^n] | "</thin" [^k] '
+    '| "</think" [^>])*\n'
+)
+
+
+def with_thinking(grammar: str) -> str:
+    """The same grammar with an optional free <think> block before the protocol (unchanged when
+    it has one already, or when it is not one written here)."""
+    if "\nthink ::= " in grammar:
+        return grammar
+    for plain, thinking in (
+        ('root ::= "THOUGHT: " thought', _THINK_ROOT),
+        ('root ::= " " thought', _THINK_AFTER_CUE),
+    ):
+        if grammar.startswith(plain):
+            return grammar.replace(plain, thinking, 1) + THINK_RULES
+    return grammar
 
 
 def ignored(grammar: str, text: str, *, cut: bool = False) -> bool:

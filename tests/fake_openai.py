@@ -58,8 +58,10 @@ class FakeServer:
         window: int | None = None,
         about: dict[str, Any] | None = None,
         say: Callable[[list[dict[str, str]]], str] | None = None,
+        reasoning: str | None = None,
     ) -> None:
         self.say = say or answer  # the fake model: messages -> the reply's text
+        self.reasoning = reasoning  # thinking split out as a reasoning parser does (`reasoning_content`)
         self.delay = delay
         self.window = window  # the context window it says at GET /v1/models, as vLLM does
         self.about = dict(about or {})  # what it answers at other GET paths ({"/props": {...}}), 404 elsewhere
@@ -82,6 +84,8 @@ class FakeServer:
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if "messages" in body:
                     choice["message"] = {"role": "assistant", "content": text}
+                    if server.reasoning is not None:
+                        choice["message"]["reasoning_content"] = server.reasoning
                 else:  # the transcript ends in THOUGHT:, which the reply continues
                     choice["text"] = " " + text.removeprefix("THOUGHT: ")
                 reply = {

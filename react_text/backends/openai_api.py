@@ -85,6 +85,7 @@ class _OpenAIBackend:
         max_retries: int = 3,
         grammar: bool = False,
         server: wire.Server | None = None,
+        think: bool = False,
         send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
@@ -98,6 +99,7 @@ class _OpenAIBackend:
         # What the server is chooses where a grammar goes in the request: said by the caller, else
         # asked of the server once (`identify`), when it is first needed.
         self._grammar_asked = grammar
+        self.think = think  # under the grammar, a free <think> block may come first
         self._identity: identify.Identity | None = None  # asked once, then kept
         self._server: wire.Server | None = None
         self._grammar_ignored = False  # said once: the server does not apply the grammar it is sent
@@ -177,6 +179,8 @@ class _OpenAIBackend:
             said = f"{found.said}: no grammar is sent (say server=... to choose where it goes)"
         else:
             said = f"{found.said}: {server}; the grammar goes {_where(server)}"
+        if found.reasoning_parser and server in wire.GRAMMAR_SERVERS:
+            said += f"; its reasoning parser ({found.reasoning_parser}) starts the grammar after the thinking"
         self._server = server
         if self._grammar_asked and server not in wire.GRAMMAR_SERVERS:
             log.warning("%r: %s (grammar=True is not honoured)", self, said)
@@ -228,6 +232,14 @@ class _OpenAIBackend:
                 except StopIteration as done:
                     return self._heard(request, done.value)
 
+    def _grammar_sent(self, request: Request) -> str | None:
+        """The request's grammar as this server gets it: with a free <think> block first when the
+        model thinks, unless the server starts the grammar after the thinking itself (SGLang says
+        so when it has a reasoning parser)."""
+        if not request.grammar or not self.think or self.identity.reasoning_parser:
+            return request.grammar
+        return protocol.with_thinking(request.grammar)
+
     def _heard(self, request: Request, reply: Reply) -> Reply:
         """The reply, after saying once (a warning) that the server does not apply the grammar,
         when this reply could not have been written under the one it was sent."""
@@ -235,7 +247,7 @@ class _OpenAIBackend:
             request.grammar
             and not self._grammar_ignored
             and self._server in wire.GRAMMAR_SERVERS
-            and protocol.ignored(request.grammar, reply.text, cut=reply.finish_reason == "length")
+            and protocol.ignored(self._grammar_sent(request) or "", reply.text, cut=reply.finish_reason == "length")
         ):
             self._grammar_ignored = True
             log.warning("%s", protocol.ignored_words(f"{self.url} ({self._server})", reply.text))
@@ -319,8 +331,9 @@ class _OpenAIBackend:
         if self.send_stop and request.stop:
             arguments["stop"] = list(request.stop)
         body = dict(self.extra_body)
-        if request.grammar and self.server is not None:
-            body.update(wire.grammar_fields(self.server, request.grammar))
+        grammar = self._grammar_sent(request)
+        if grammar and self.server is not None:
+            body.update(wire.grammar_fields(self.server, grammar))
         if body:
             arguments["extra_body"] = body
         if self.stream:
