@@ -19,6 +19,7 @@ __all__ = [
     "ignored",
     "ignored_words",
     "protocol_grammar",
+    "with_thinking",
 ]
 
 # Characters. A small model otherwise fills its whole allowance with one thought, or with one
