@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from . import gbnf
+from . import gbnf, grammar_inputs
+
+if TYPE_CHECKING:
+    from .tools import Tool
 
 __all__ = [
     "MAX_ANSWER",
@@ -29,7 +33,7 @@ MAX_ANSWER = 200
 
 
 def protocol_grammar(
-    tool_names: Sequence[str],
+    tool_names: Sequence[str | Tool],
     *,
     after_cue: bool = False,
     final: bool = True,
@@ -41,7 +45,8 @@ def protocol_grammar(
     `final=False` admits only an action (a run that must use a tool before it answers);
     `action=False` only a final answer (the forced final call at a limit). `actions`: the most
     ACTION lines a reply may hold (more than 1 with parallel actions). `think`: a free <think>
-    block may come first (`with_thinking`)."""
+    block may come first (`with_thinking`). A tool given as a Tool, not a name, has its input
+    typed by what it takes (`grammar_inputs`); a name takes any bracket-balanced text."""
     if think:
         return with_thinking(
             protocol_grammar(tool_names, after_cue=after_cue, final=final, action=action, actions=actions)
@@ -57,15 +62,37 @@ def protocol_grammar(
         f'final ::= "FINAL: " [^\\n]{{1,{MAX_ANSWER}}}',
     ]
     if tool_names:
-        names = " | ".join(json.dumps(name) for name in tool_names)
         choices.insert(0, "action" if actions == 1 else f'action ("\\n" action){{0,{actions - 1}}}')
+    if tool_names and all(isinstance(t, str) for t in tool_names):
+        names = " | ".join(json.dumps(name) for name in tool_names)
         rules += [
             'action ::= "ACTION: " tool "[" input "]"',
             f"tool ::= {names}",
             'input ::= ([^\\[\\]\\n] | "[" input "]")+',
         ]
+    elif tool_names:
+        rules += _typed_calls(tool_names)
     rules.insert(1, f"directive ::= {' | '.join(choices)}")
     return "\n".join(rules) + "\n"
+
+
+def _typed_calls(tools: Sequence[str | Tool]) -> list[str]:
+    """One call rule a tool: its name, then its input as what it takes lets it be written."""
+    calls, rules, used = [], [], set()
+    for number, one in enumerate(tools):
+        if isinstance(one, str):
+            calls.append(f'{json.dumps(one)} "[" input "]"')
+            used.add("input")
+            continue
+        rule, needs = grammar_inputs.input_rule(one, f"in-{number}")
+        calls.append(f'{json.dumps(one.name)} "[" in-{number} "]"')
+        rules.append(rule)
+        used |= needs
+    return [
+        f'action ::= "ACTION: " ({" | ".join(calls)})',
+        *rules,
+        *(grammar_inputs.VALUE_RULES[name] for name in sorted(used)),
+    ]
 
 
 def after_cue(grammar: str) -> str:
