@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from react_text import Agent, Prompting
+from react_text import Agent
 from react_text.backends.local import LocalModel
 from react_text.evaluation import correct, load, toolset
 from react_text.grammar import protocol_grammar
