@@ -351,6 +351,12 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
         "vllm: structured_outputs, sglang: ebnf; ollama and openai take none)",
     )
     command.add_argument(
+        "--think",
+        action="store_true",
+        help="under the grammar, the model may think in a free <think> block before the protocol "
+        "(a server's own reasoning parser, where it has one, starts the grammar after the thinking)",
+    )
+    command.add_argument(
         "--act-first",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -553,6 +559,7 @@ def _run(args: argparse.Namespace) -> int:
             grammar=args.grammar,
             threads=args.threads,
             server=args.server,
+            think=args.think,
         )
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
@@ -761,6 +768,7 @@ def _eval(args: argparse.Namespace) -> int:
                 threads=args.threads,
                 server=args.server,
                 temperature=args.temperature,
+                think=args.think,
             )
             for url in urls
         ]

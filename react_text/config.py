@@ -100,13 +100,15 @@ def model(
     threads: int | None = None,
     server: str | None = None,
     temperature: float | None = None,
+    think: bool = False,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
     `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `server` says what the server is
     ("llama.cpp", "vllm", "sglang", "ollama", "openai"): where the protocol grammar goes (None: no
     grammar is sent); `grammar=True` alone means a llama.cpp server. `temperature`: None for the
-    backend's default (0)."""
+    backend's default (0). `think`: under the grammar, a free <think> block may come before the
+    protocol."""
     from .download import MODELS, resolve
 
     if name in MODELS and not base_url:
@@ -122,7 +124,9 @@ def model(
         from .backends.local import LocalModel
 
         try:
-            return LocalModel(name, api=api or "completion", n_threads=threads, temperature=temperature or 0.0)
+            return LocalModel(
+                name, api=api or "completion", n_threads=threads, temperature=temperature or 0.0, think=think
+            )
         except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
             raise ConfigError(str(exc)) from exc
     from .backends.openai_api import OpenAIChat, OpenAICompletion
@@ -142,6 +146,7 @@ def model(
         grammar=bool(grammar) and server is None,
         server=server,
         temperature=0.0 if temperature is None else temperature,
+        think=think,
     )
 
 
@@ -263,6 +268,7 @@ def describe(
             "stream": info.stream,
             "accepts_grammar": chosen.accepts_grammar,
             "tokenizer": counted_by or budget.encoding_name(chosen.name),
+            **_server(chosen),
         },
         "tools": [
             {
@@ -293,6 +299,13 @@ def describe(
             "mcp": [safe_url(m) if m.startswith(("http://", "https://")) else m for m in mcp],
         }
     return description
+
+
+def _server(chosen: object) -> dict[str, Any]:
+    """What a server model's server is and why we think so (it said, or it was given), for the trace."""
+    identity = getattr(chosen, "identity", None)
+    server, said = getattr(identity, "server", None), getattr(identity, "said", None)
+    return {"server": server, "server_said": said} if isinstance(said, str) else {}
 
 
 def _parser_name(read: object) -> str:

@@ -288,6 +288,7 @@ class AsyncRun(_Driven):
             raise StopAsyncIteration
         try:
             if self._command is None:
+                await _aidentify(agent)
                 self._command = self._begin(await _awindow(agent))
             command = self._command
             assert self._episode is not None
@@ -406,3 +407,11 @@ async def _awindow(agent: Agent) -> int | None:
         window = await agent.info.awindow()
         return window if isinstance(window, int) and not isinstance(window, bool) else None
     return _window(agent)
+
+
+async def _aidentify(agent: Agent) -> None:
+    """A server model that asks its server what it is (where a grammar goes) asks it over the
+    event loop, before the run reads `accepts_grammar`."""
+    look = getattr(agent.model, "aidentify", None)
+    if look is not None:
+        await look()

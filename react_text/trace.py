@@ -1,6 +1,7 @@
 """Traces: one JSON line per event, written and flushed as it happens, so a crash loses nothing done.
 
-    events: run_start, request, reply, step, run_end (and model_error)
+    events: run_start, request, reply, step, run_end (and model_error; grammar_ignored, once, when
+            a server's reply could not have been written under the grammar it was sent)
 
 `run_start` records the task and the whole configuration (`config.describe`: the api, the model's
 name and server URL without credentials, the tools and their listing, the parser, the Limits, the
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from . import trace_schema
+from . import grammar, trace_schema
 from .episode import Command, Event, Failed, Replied, Send
 from .errors import ConfigError, ContextLengthError, ModelError, scrub
 from .model_info import describe
@@ -156,6 +157,7 @@ class Tracer:
         except OSError as exc:
             raise ConfigError(f"cannot write the trace {path}: {exc.strerror}") from exc
         self._started = time.monotonic()
+        self.model: dict[str, Any] = {}  # the run_start's description of the model
 
     def __enter__(self) -> Tracer:
         return self
@@ -179,6 +181,8 @@ class Tracer:
             release = version("react-text")
         except PackageNotFoundError:
             release = "unknown"
+        model = configuration.get("model")
+        self.model = model if isinstance(model, dict) else {}
         self.event("run_start", task=task, react_text=release, **configuration)
 
     def step(self, step: Step) -> None:
@@ -204,6 +208,8 @@ class _Recording(Quiet):
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
         self._sent: tuple[Message, ...] | str = ()
+        self._grammar: str | None = None  # the last request's
+        self._ignored_said = False  # a server that does not apply the grammar: said once a trace
 
     @contextlib.contextmanager
     def around(self, command: Command) -> Iterator[Call]:
@@ -227,6 +233,7 @@ class _Recording(Quiet):
             same = prompt[: len(sent_messages)] == sent_messages
             new = [dataclasses.asdict(m) for m in (prompt[len(sent_messages) :] if same else prompt)]
         self._sent = prompt
+        self._grammar = request.grammar
         self._tracer.event("request", new=new, max_tokens=request.max_tokens, stop=list(request.stop))
 
     def _failed(self, exc: ModelError) -> None:
@@ -238,6 +245,17 @@ class _Recording(Quiet):
         self._tracer.event(
             "reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason, reasoning=reply.reasoning
         )
+        model = self._tracer.model  # the run_start's: a server model may not apply the grammar
+        server = model.get("server")
+        if (
+            self._grammar
+            and isinstance(server, str)
+            and not self._ignored_said
+            and grammar.ignored(self._grammar, reply.text, cut=reply.finish_reason == "length")
+        ):
+            self._ignored_said = True
+            where = f"{model.get('url') or model.get('name')} ({server})"
+            self._tracer.event("grammar_ignored", said=grammar.ignored_words(where, reply.text), reply=reply.text)
 
 
 def read(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -197,6 +197,8 @@ _EVENTS: dict[str, _Rule] = {
                         "name": (_or_null(_TEXT), False),
                         "accepts_grammar": (_FLAG, False),
                         "tokenizer": (_or_null(_TEXT), False),
+                        "server": (_or_null(_TEXT), False),  # what the server is: it said so, or it was given
+                        "server_said": (_TEXT, False),  # why we think so, in words
                     }
                 ),
                 True,
@@ -227,6 +229,7 @@ _EVENTS: dict[str, _Rule] = {
             "reasoning": (_or_null(_TEXT), False),
         }
     ),
+    "grammar_ignored": _object({"said": (_TEXT, True), "reply": (_TEXT, False)}),
     "model_error": _object(
         {"error": (_TEXT, True), "type": (_or_null(_TEXT), False), "window": (_or_null(_count), False)}
     ),

@@ -5,6 +5,7 @@ completion transcript (/v1/completions), and records every request it gets.
     with FakeServer(delay=0.05) as server:
         server.url                   # http://127.0.0.1:PORT/v1
         server.requests              # [(task, number of messages), ...] in the order received
+        FakeServer(about={"/props": {...}})  # what it says about itself at GET paths (404 elsewhere)
 
 Each request is told apart by its task (the QUESTION: line), so a test can see which server ran
 which episode, and how many episodes it started (a first request holds two messages).
@@ -16,6 +17,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -50,9 +52,20 @@ def question(messages: list[dict[str, str]]) -> str:
 
 
 class FakeServer:
-    def __init__(self, delay: float = 0.0, window: int | None = None) -> None:
+    def __init__(
+        self,
+        delay: float = 0.0,
+        window: int | None = None,
+        about: dict[str, Any] | None = None,
+        say: Callable[[list[dict[str, str]]], str] | None = None,
+        reasoning: str | None = None,
+    ) -> None:
+        self.say = say or answer  # the fake model: messages -> the reply's text
+        self.reasoning = reasoning  # thinking split out as a reasoning parser does (`reasoning_content`)
         self.delay = delay
         self.window = window  # the context window it says at GET /v1/models, as vLLM does
+        self.about = dict(about or {})  # what it answers at other GET paths ({"/props": {...}}), 404 elsewhere
+        self.gets: list[str] = []  # every GET path, in order
         self.requests: list[tuple[str, int]] = []
         self.bodies: list[dict[str, Any]] = []  # every request body as received
         self._lock = threading.Lock()
@@ -67,10 +80,12 @@ class FakeServer:
                     server.requests.append((task, len(messages)))
                     server.bodies.append(body)
                 time.sleep(server.delay)
-                text = answer(messages)
+                text = server.say(messages)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if "messages" in body:
                     choice["message"] = {"role": "assistant", "content": text}
+                    if server.reasoning is not None:
+                        choice["message"]["reasoning_content"] = server.reasoning
                 else:  # the transcript ends in THOUGHT:, which the reply continues
                     choice["text"] = " " + text.removeprefix("THOUGHT: ")
                 reply = {
@@ -89,10 +104,16 @@ class FakeServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if server.window is None or not self.path.endswith("/models"):
+                with server._lock:
+                    server.gets.append(self.path)
+                if self.path in server.about:
+                    answer = server.about[self.path]
+                elif server.window is not None and self.path.endswith("/models"):
+                    answer = {"data": [{"id": "fake", "max_model_len": server.window}]}
+                else:
                     self.send_error(404)
                     return
-                data = json.dumps({"data": [{"id": "fake", "max_model_len": server.window}]}).encode()
+                data = json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -81,9 +82,11 @@ class RecordingProxy:
                 target = upstream.removesuffix("/v1") + self.path
                 request = urllib.request.Request(target, data=raw, method=self.command)
                 request.add_header("Content-Type", "application/json")
-                with urllib.request.urlopen(request, timeout=300) as answer:
-                    data = answer.read()
-                    status = answer.status
+                try:
+                    with urllib.request.urlopen(request, timeout=300) as answer:
+                        data, status = answer.read(), answer.status
+                except urllib.error.HTTPError as refused:  # a 404 is an answer too: pass it on
+                    data, status = refused.read(), refused.code
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

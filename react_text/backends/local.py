@@ -119,6 +119,7 @@ class LocalModel:
     provider: ClassVar[str] = "llama_cpp"  # what model_info reads: in this process, one call at a time
     in_process: ClassVar[bool] = True
     serial: ClassVar[bool] = True
+    think: bool = False  # under the grammar, a free <think> block may come before the protocol
     stats: Stats = field(default_factory=Stats, init=False)
     render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
 
@@ -227,6 +228,7 @@ class LocalModel:
         grammar = None
         if request.grammar:
             text = protocol.after_cue(request.grammar) if continued else request.grammar
+            text = protocol.with_thinking(text) if self.think else text
             grammar = _compile(self._llama_cpp, text)
         segments = self._segments(request)
         tokens = self._extend(segments)

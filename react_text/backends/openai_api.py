@@ -19,9 +19,13 @@ loop, shared by the backends in it), when this backend built its own client, no 
 the environment and the call is not streamed. Its first failure hands the request to the client,
 which retries, waits and raises as ever (see `_alean`); the tries add up to the client's own.
 
-A grammar (the protocol's, see `react_text.grammar`) goes where the server takes one, said by
-`server=`: llama.cpp's `grammar`, vLLM's `structured_outputs: {"grammar": ...}`, SGLang's `ebnf`;
-Ollama and OpenAI take none. `grammar=True` alone means a llama.cpp server.
+A grammar (the protocol's, see `react_text.grammar`) goes where the server takes one:
+llama.cpp's `grammar`, vLLM's `structured_outputs: {"grammar": ...}`, SGLang's `ebnf`; Ollama and
+OpenAI take none. What the server is comes from `server=`, else from the server itself, asked once
+on first use (`identify`: llama.cpp's /props, SGLang's /server_info, vLLM's /version, Ollama's
+/api/version, llama-cpp-python's /openapi.json); `identity.said` says what was found and why, in
+the log and in a trace's run_start. A server that says none of these gets no grammar;
+`grammar=True` with one that does not say means llama.cpp, as it always has.
 
 Stop sequences: sent as `stop`; when a server answers 400 naming the `stop` parameter (OpenAI's
 reasoning models do), the call is retried without it and this backend never sends `stop` again:
@@ -56,9 +60,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
 from ..types import Api, Reply, Request, Vocabulary
-from . import http1, wire
+from . import http1, identify, wire
 
 if TYPE_CHECKING:
     import openai
@@ -95,6 +100,7 @@ class _OpenAIBackend:
         max_retries: int = 3,
         grammar: bool = False,
         server: wire.Server | None = None,
+        think: bool = False,
         send_stop: bool = True,
         extra_body: dict[str, Any] | None = None,
         token_ids: bool = False,
@@ -107,10 +113,13 @@ class _OpenAIBackend:
             raise ValueError(f"server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
         if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
             raise ValueError(f"{server} takes no grammar; leave grammar off (stop sequences and the guard still apply)")
-        # What the server is, said by the caller: it chooses where a grammar goes in the request.
-        # grammar=True alone means llama.cpp (its `grammar` field), as before there was a choice.
-        self.server: wire.Server | None = server if server is not None else ("llama.cpp" if grammar else None)
-        self.accepts_grammar = self.server in wire.GRAMMAR_SERVERS
+        # What the server is chooses where a grammar goes in the request: said by the caller, else
+        # asked of the server once (`identify`), when it is first needed.
+        self._grammar_asked = grammar
+        self.think = think  # under the grammar, a free <think> block may come first
+        self._identity: identify.Identity | None = None  # asked once, then kept
+        self._server: wire.Server | None = None
+        self._grammar_ignored = False  # said once: the server does not apply the grammar it is sent
         self.send_stop = send_stop  # False once the server has rejected `stop`, for good
         self.extra_body = dict(extra_body or {})
         # ask the server for the tokens it sampled (a reply then carries `tokens`, for trajectories)
@@ -142,6 +151,68 @@ class _OpenAIBackend:
         self._lookups: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary()
         )
+        if server is not None:
+            self._identity = self._settle(identify.Identity(server, f"server={server!r} was given"))
+
+    # -- what the server is: given, or asked once ------------------------------------------------
+
+    @property
+    def server(self) -> wire.Server | None:
+        """What the server is ("llama.cpp", "vllm", "sglang", "ollama", "openai"), as given or as it
+        says itself (asked once, on first use); None when it did not say."""
+        self.identity  # noqa: B018 (asked once)
+        return self._server
+
+    @property
+    def accepts_grammar(self) -> bool:
+        return self.server in wire.GRAMMAR_SERVERS
+
+    @property
+    def identity(self) -> identify.Identity:
+        """What the server is and why we think so (`said`: the reason, in words); asked once."""
+        if self._identity is None:
+            self._identity = self._settle(self._asked(identify.plan(str(self.client.base_url))))
+        return self._identity
+
+    async def aidentify(self) -> identify.Identity:
+        """`identity`, asked over the async client."""
+        if self._identity is None:
+            plan = identify.plan(str(self.client.base_url))
+            try:
+                url = next(plan)
+                while True:
+                    url = plan.send(await self._aget(url, quiet=True))
+            except StopIteration as done:
+                self._identity = self._settle(done.value)
+        return self._identity
+
+    def _asked(self, plan: Generator[str, object, identify.Identity]) -> identify.Identity:
+        try:
+            url = next(plan)
+            while True:
+                url = plan.send(self._get(url, quiet=True))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    def _settle(self, found: identify.Identity) -> identify.Identity:
+        """Keep what the server said (asked once per model, even when it could not be reached: the
+        run's own call will say why) and say, once, where the grammar goes and why."""
+        server = found.server
+        if server is None and self._grammar_asked:
+            server = "llama.cpp"
+            said = f"{found.said}; grammar=True alone means llama.cpp: the grammar goes in {identify.FIELDS[server]}"
+        elif server is None:
+            said = f"{found.said}: no grammar is sent (say server=... to choose where it goes)"
+        else:
+            said = f"{found.said}: {server}; the grammar goes {_where(server)}"
+        if found.reasoning_parser and server in wire.GRAMMAR_SERVERS:
+            said += f"; its reasoning parser ({found.reasoning_parser}) starts the grammar after the thinking"
+        self._server = server
+        if self._grammar_asked and server not in wire.GRAMMAR_SERVERS:
+            log.warning("%r: %s (grammar=True is not honoured)", self, said)
+        else:
+            log.info("%r: %s", self, said)
+        return dataclasses.replace(found, server=server, said=said)
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}({self.name!r}, base_url={self.url!r})"
@@ -167,11 +238,13 @@ class _OpenAIBackend:
                 try:
                     arguments = plan.send(outcome)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return self._heard(request, done.value)
 
     async def agenerate(self, request: Request) -> Reply:
         import openai
 
+        if request.grammar and self._identity is None:
+            await self.aidentify()  # where the grammar goes, asked over this loop's client
         plan = self._plan(request)
         with self._failures():
             arguments = next(plan)
@@ -183,7 +256,28 @@ class _OpenAIBackend:
                 try:
                     arguments = plan.send(outcome)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return self._heard(request, done.value)
+
+    def _grammar_sent(self, request: Request) -> str | None:
+        """The request's grammar as this server gets it: with a free <think> block first when the
+        model thinks, unless the server starts the grammar after the thinking itself (SGLang says
+        so when it has a reasoning parser)."""
+        if not request.grammar or not self.think or self.identity.reasoning_parser:
+            return request.grammar
+        return protocol.with_thinking(request.grammar)
+
+    def _heard(self, request: Request, reply: Reply) -> Reply:
+        """The reply, after saying once (a warning) that the server does not apply the grammar,
+        when this reply could not have been written under the one it was sent."""
+        if (
+            request.grammar
+            and not self._grammar_ignored
+            and self._server in wire.GRAMMAR_SERVERS
+            and protocol.ignored(self._grammar_sent(request) or "", reply.text, cut=reply.finish_reason == "length")
+        ):
+            self._grammar_ignored = True
+            log.warning("%s", protocol.ignored_words(f"{self.url} ({self._server})", reply.text))
+        return reply
 
     def _plan(self, request: Request) -> CallPlan:
         """What to send, and what to send again after a failure, free of I/O (both drivers run it)."""
@@ -324,8 +418,9 @@ class _OpenAIBackend:
         if self.send_stop and request.stop:
             arguments["stop"] = list(request.stop)
         body = dict(self.extra_body)
-        if request.grammar and self.server is not None:
-            body.update(wire.grammar_fields(self.server, request.grammar))
+        grammar = self._grammar_sent(request)
+        if grammar and self.server is not None:
+            body.update(wire.grammar_fields(self.server, grammar))
         if self.token_ids and not self.stream:
             body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:
@@ -423,24 +518,32 @@ class _OpenAIBackend:
             log.info("%r does not say its context window", self)
         return window
 
-    def _get(self, url: str) -> object:
+    def _get(self, url: str, *, quiet: bool = False) -> object:
         import openai
 
         try:
             client = self.client.with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
             return client.get(url, cast_to=object)
-        except (openai.OpenAIError, ValueError) as exc:
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return identify.UNREACHABLE if quiet else None
+        except (openai.OpenAIError, ValueError) as exc:
+            if not quiet:  # a probe's 404 is an answer: this server is not the one that path is for
+                log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
             return None
 
-    async def _aget(self, url: str) -> object:
+    async def _aget(self, url: str, *, quiet: bool = False) -> object:
         import openai
 
         try:
             client = (await self._aclient()).with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
             return await client.get(url, cast_to=object)
-        except (openai.OpenAIError, ValueError) as exc:
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return identify.UNREACHABLE if quiet else None
+        except (openai.OpenAIError, ValueError) as exc:
+            if not quiet:
+                log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
             return None
 
 
@@ -578,3 +681,7 @@ def _read_seconds(timeout: object) -> float | None:
     """The read timeout of a client's `timeout` (seconds, or an httpx Timeout); None: none."""
     read = getattr(timeout, "read", timeout)
     return float(read) if isinstance(read, (int, float)) and not isinstance(read, bool) else None
+
+
+def _where(server: wire.Server) -> str:
+    return ("in " + identify.FIELDS[server]) if server in wire.GRAMMAR_SERVERS else identify.FIELDS[server]
