@@ -227,9 +227,10 @@ class _Protocol:
         use_grammar = agent.model.accepts_grammar if agent.prompting.grammar is None else agent.prompting.grammar
         self.parallel = agent.prompting.parallel
         actions = self.limits.actions if self.parallel else 1
-        self.grammar = protocol_grammar(self.names, after_cue=not self.chat, actions=actions) if use_grammar else None
+        typed = tuple(agent.tools)  # each tool's input constrained by what it takes (grammar_inputs)
+        self.grammar = protocol_grammar(typed, after_cue=not self.chat, actions=actions) if use_grammar else None
         self.first_grammar = (
-            protocol_grammar(self.names, after_cue=not self.chat, final=False, actions=actions)
+            protocol_grammar(typed, after_cue=not self.chat, final=False, actions=actions)
             if use_grammar and agent.prompting.act_first
             else self.grammar
         )

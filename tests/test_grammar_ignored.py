@@ -16,6 +16,7 @@ from grammars import gbnf
 from react_text import Agent
 from react_text import gbnf as reading
 from react_text.backends.openai_api import OpenAIChat
+from react_text.config import describe
 from react_text.grammar import ignored, protocol_grammar
 from react_text.toolbox import calculator
 from react_text.trace import Tracer, read
@@ -95,8 +96,11 @@ def test_a_server_that_applies_it_is_not_suspected(caplog: pytest.LogCaptureFixt
 def test_the_trace_says_it_once(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with FakeServer(say=chatty) as fake, Tracer(path) as tracer:
-        model = tracer.model(OpenAIChat("fake", base_url=fake.url, server="llama.cpp"))
-        Agent(model, tools=[calculator]).with_limits(steps=3).run("What is 2 + 3?")
+        agent = Agent(OpenAIChat("fake", base_url=fake.url, server="llama.cpp"), tools=[calculator]).with_limits(
+            steps=3
+        )
+        tracer.start("What is 2 + 3?", describe(agent))  # the run_start says which server it is
+        agent.run("What is 2 + 3?", observer=tracer.observer)
     events = [json.loads(line) for line in path.read_text().splitlines()]
     noted = [e for e in events if e["event"] == "grammar_ignored"]
     assert len(noted) == 1

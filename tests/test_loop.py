@@ -337,7 +337,8 @@ def test_grammar_requested_from_a_model_that_cannot_take_one() -> None:
 def test_grammar_is_sent_to_a_model_that_takes_one(run: Any, tools: list[object]) -> None:
     model, _ = run(["FINAL: 1"], tools, accepts_grammar=True)
     grammar = model.calls[0].grammar or ""
-    assert 'tool ::= "lookup" | "add"' in grammar
+    # each tool by name, its input typed by its signature (grammar_inputs)
+    assert 'action ::= "ACTION: " ("lookup" "[" in-0 "]" | "add" "[" in-1 "]")' in grammar
 
 
 def test_the_parser_is_a_choice(drive: Drive, tools: list[object]) -> None:
