@@ -412,9 +412,10 @@ def token_fields(server: Server | None, *, chat: bool) -> dict[str, Any]:
     """The request fields that ask `server` for the tokens it sampled (and their log-probabilities)."""
     if server == "vllm":
         return {"return_token_ids": True} | ({"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 0})
-    if server == "llama.cpp":
-        return {"n_probs": 1, "return_tokens": True}
-    return {"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 1}
+    openai_style = {"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 1}
+    if server == "llama.cpp":  # its own fields, and the OpenAI ones llama-cpp-python's server (said llama.cpp) reads
+        return {"n_probs": 1, "return_tokens": True} | openai_style
+    return openai_style
 
 
 def read_tokens(
