@@ -20,7 +20,7 @@ import functools
 import inspect
 import time
 import typing
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from .episode import (
     Episode,
     Event,
     Failed,
+    Invoke,
     InvokeAll,
     Ran,
     RanAll,
@@ -48,7 +49,7 @@ from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing
-from .types import Action, AsyncModel, Model, Parsed, Reply, RunResult, Step
+from .types import Action, AsyncModel, Model, Outcome, Parsed, Reply, RunResult, Step
 
 __all__ = [
     "Agent",
@@ -183,7 +184,8 @@ def _check_model(model: object) -> None:
 
 
 class _Driven:
-    """What the two drivers share: the episode, the command it is at, the result at the end."""
+    """What the two drivers share: the episode, the command it is at, the result at the end, and
+    `_flow`, everything a step does but the I/O."""
 
     def __init__(self, agent: Agent, task: str, observer: Observer | None = None, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
@@ -221,6 +223,40 @@ class _Driven:
         with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
             self.close()
 
+    def _flow(self) -> Flow:
+        """One step of the run, from the command the episode is at to its next step (None: the end).
+
+        It yields what needs the world outside (the context window, first; then each model call,
+        approval and tool run) and is sent what came of it, or has the exception thrown in; the
+        drivers only carry that out (`_carry`, `_acarry`). So what an exception comes to, what the
+        observer is told and what the episode is sent are written once, for both drivers (httpx's
+        auth flow, driven by its sync and its async client, is the model)."""
+        try:
+            command = self._command
+            if command is None:
+                window = yield WINDOW
+                command = self._begin(typing.cast(int | None, window))
+            episode = typing.cast(Episode, self._episode)
+            while not isinstance(command, Emit | Done):
+                with self._spans.around(command) as span:
+                    started = time.perf_counter()
+                    try:
+                        made = yield command
+                    except (ModelError, OSError) as exc:
+                        if not isinstance(command, Send):
+                            raise
+                        made = _model_error(exc)
+                    except (StopIteration, StopAsyncIteration) as exc:
+                        raise _escaped(_who(command), exc) from exc
+                    event = _event(command, made, time.perf_counter() - started)
+                    self._tokens.see(command, event)
+                    command = episode.send(event)
+                    span.record(event, episode.counted)
+        except BaseException as exc:
+            self._spans.fail(exc)
+            raise
+        return self._after(command)
+
     def _begin(self, window: int | None) -> Command:
         spans = telemetry.start(self._agent, self._task)
         self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
@@ -242,6 +278,16 @@ class _Driven:
         return command.step
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """What the flow asks before the first command: the context window (a server may be asked)."""
+
+
+WINDOW = _Window()
+Need = Send | Approve | Invoke | InvokeAll | _Window  # what the flow asks a driver to carry out
+Flow = Generator[Need, object, Step | None]
+
+
 class Run(_Driven):
     """One run of an agent: iterate it for its steps; `result` once it is exhausted."""
 
@@ -249,24 +295,20 @@ class Run(_Driven):
         return self
 
     def __next__(self) -> Step:
-        agent = self._agent
         if self._closed:
             raise StopIteration
+        flow = self._flow()
         try:
-            if self._command is None:
-                self._command = self._begin(_window(agent))
-            command = self._command
-            assert self._episode is not None
-            while not isinstance(command, Emit | Done):
-                with self._spans.around(command) as span:
-                    event = _perform(agent, command)
-                    self._tokens.see(command, event)
-                    command = self._episode.send(event)
-                    span.record(event, self._episode.counted)
-        except BaseException as exc:
-            self._spans.fail(exc)
-            raise
-        step = self._after(command)
+            need = next(flow)
+            while True:
+                try:
+                    made = _carry(self._agent, need)
+                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                    need = flow.throw(exc)
+                else:
+                    need = flow.send(made)
+        except StopIteration as done:
+            step: Step | None = done.value
         if step is None:
             raise StopIteration
         return step
@@ -283,49 +325,100 @@ class AsyncRun(_Driven):
         self.close()
 
     async def __anext__(self) -> Step:
-        agent = self._agent
         if self._closed:
             raise StopAsyncIteration
+        flow = self._flow()
         try:
-            if self._command is None:
-                await _aidentify(agent)
-                self._command = self._begin(await _awindow(agent))
-            command = self._command
-            assert self._episode is not None
-            while not isinstance(command, Emit | Done):
-                with self._spans.around(command) as span:
-                    event = await _aperform(agent, command)
-                    self._tokens.see(command, event)
-                    command = self._episode.send(event)
-                    span.record(event, self._episode.counted)
-        except BaseException as exc:
-            self._spans.fail(exc)
-            raise
-        step = self._after(command)
+            need = next(flow)
+            while True:
+                try:
+                    made = await _acarry(self._agent, need)
+                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
+                    need = flow.throw(exc)
+                else:
+                    need = flow.send(made)
+        except StopIteration as done:
+            step: Step | None = done.value
         if step is None:
             raise StopAsyncIteration
         return step
 
 
-# What the two drivers share, so that they cannot drift: what a model's, a tool's or an approver's
-# exception comes to. A ModelError is a Failed event (the run ends "model_error"); what a tool
-# raises is its observation (running.py); anything else is raised to the caller, the same under both
-# drivers, except that a StopIteration or StopAsyncIteration is raised as a RuntimeError: either
-# would end the caller's `for` or `async for` quietly, as if the run were over.
+# The flow decides what a model's, a tool's or an approver's exception comes to. A ModelError (or
+# an OSError, a transport's) from the model is a Failed event (the run ends "model_error"); what a
+# tool raises is its observation (running.py); anything else is raised to the caller, the same
+# under both drivers, except that a StopIteration or StopAsyncIteration is raised as a RuntimeError:
+# either would end the caller's `for` or `async for` quietly, as if the run were over.
+
+
+def _carry(agent: Agent, need: Need) -> object:
+    """What the sync driver does for the flow: each call, made here."""
+    if isinstance(need, Send):
+        return agent.model.generate(need.request)
+    if isinstance(need, Approve):
+        decision = _approver(agent)(need.tool, need.action)
+        if inspect.isawaitable(decision):
+            if inspect.iscoroutine(decision):
+                decision.close()
+            raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
+        return decision
+    if isinstance(need, InvokeAll):
+        return running.run_all(_invocations(need))
+    if isinstance(need, Invoke):
+        return running.run(need.tool, need.arguments, need.seconds)
+    return _window(agent)
+
+
+async def _acarry(agent: Agent, need: Need) -> object:
+    """What the async driver does for the flow: `_carry`, awaited. A sync-only model runs on a
+    worker thread; an approver may be async. A sync call is `_guarded` here, since Python turns a
+    StopIteration leaving a coroutine or a thread's future into another error before the flow sees it."""
+    if isinstance(need, Send):
+        if agent.info.asynchronous:
+            return await typing.cast(AsyncModel, agent.model).agenerate(need.request)
+        return await asyncio.to_thread(_guarded, "model", agent.model.generate, need.request)
+    if isinstance(need, Approve):
+        decision = _guarded("approver", _approver(agent), need.tool, need.action)
+        return await decision if inspect.isawaitable(decision) else decision
+    if isinstance(need, InvokeAll):
+        return await running.arun_all(_invocations(need))
+    if isinstance(need, Invoke):
+        return await running.arun(need.tool, need.arguments, need.seconds)
+    await _aidentify(agent)
+    return await _awindow(agent)
+
+
+def _event(command: Command, made: object, seconds: float) -> Event:
+    """The event the episode is sent for what came of `command` (types as `_carry` makes them)."""
+    if isinstance(command, Send):
+        reply = typing.cast(Reply | ModelError, made)
+        return Failed(reply, seconds) if isinstance(reply, ModelError) else Replied(reply, seconds)
+    if isinstance(command, Approve):
+        return Decided(typing.cast(Approval, made))
+    if isinstance(command, InvokeAll):
+        outcomes = typing.cast(tuple[tuple[Outcome, float], ...], made)
+        return RanAll(tuple(Ran(o, s) for o, s in outcomes), seconds)
+    return Ran(typing.cast(Outcome, made), seconds)
+
+
+def _invocations(command: InvokeAll) -> list[running.Invocation]:
+    return [(i.tool, i.arguments, i.seconds) for i in command.invokes]
+
+
+def _approver(agent: Agent) -> Approver:
+    if agent.approve is None:  # the episode asks only an agent that has one
+        raise RuntimeError("the episode asked for an approval, but the agent has no approver")
+    return agent.approve
+
+
+def _who(command: Command) -> str:
+    return "approver" if isinstance(command, Approve) else "model" if isinstance(command, Send) else "tool runner"
 
 
 def _guarded(who: str, call: Callable[..., Any], *args: Any) -> Any:
-    """`call(*args)`, with a StopIteration or StopAsyncIteration it raises made a RuntimeError. On a
-    worker thread too, where a StopIteration would otherwise break the future that carries it."""
+    """`call(*args)`, with a StopIteration or StopAsyncIteration it raises made a RuntimeError."""
     try:
         return call(*args)
-    except (StopIteration, StopAsyncIteration) as exc:
-        raise _escaped(who, exc) from exc
-
-
-async def _aguarded(who: str, awaitable: Awaitable[Any]) -> Any:
-    try:
-        return await awaitable
     except (StopIteration, StopAsyncIteration) as exc:
         raise _escaped(who, exc) from exc
 
@@ -341,57 +434,6 @@ def _model_error(exc: ModelError | OSError) -> ModelError:
 
 def _escaped(who: str, exc: BaseException) -> RuntimeError:
     return RuntimeError(f"{type(exc).__name__} escaped from the {who}: {exc}".rstrip(": "))
-
-
-def _replied(started: float, reply: Reply | ModelError) -> Event:
-    seconds = time.perf_counter() - started
-    return Failed(reply, seconds) if isinstance(reply, ModelError) else Replied(reply, seconds)
-
-
-def _perform(agent: Agent, command: Command) -> Event:
-    started = time.perf_counter()
-    if isinstance(command, Send):
-        try:
-            return _replied(started, _guarded("model", agent.model.generate, command.request))
-        except (ModelError, OSError) as exc:
-            return _replied(started, _model_error(exc))
-    if isinstance(command, Approve):
-        assert agent.approve is not None
-        decision = _guarded("approver", agent.approve, command.tool, command.action)
-        if inspect.isawaitable(decision):
-            if inspect.iscoroutine(decision):
-                decision.close()
-            raise TypeError("an async approver needs an async run: use agent.arun or agent.aiter_steps")
-        return Decided(decision)
-    if isinstance(command, InvokeAll):
-        made = running.run_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
-        return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
-    assert not isinstance(command, Emit | Done)
-    return Ran(running.run(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
-
-
-async def _aperform(agent: Agent, command: Command) -> Event:
-    started = time.perf_counter()
-    if isinstance(command, Send):
-        try:
-            if agent.info.asynchronous:
-                reply = await _aguarded("model", typing.cast(AsyncModel, agent.model).agenerate(command.request))
-            else:  # a sync-only model: off the event loop
-                reply = await asyncio.to_thread(_guarded, "model", agent.model.generate, command.request)
-        except (ModelError, OSError) as exc:
-            return _replied(started, _model_error(exc))
-        return _replied(started, reply)
-    if isinstance(command, Approve):
-        assert agent.approve is not None
-        decision = _guarded("approver", agent.approve, command.tool, command.action)
-        if inspect.isawaitable(decision):
-            decision = await _aguarded("approver", decision)
-        return Decided(decision)
-    if isinstance(command, InvokeAll):
-        made = await running.arun_all([(i.tool, i.arguments, i.seconds) for i in command.invokes])
-        return RanAll(tuple(Ran(o, s) for o, s in made), time.perf_counter() - started)
-    assert not isinstance(command, Emit | Done)
-    return Ran(await running.arun(command.tool, command.arguments, command.seconds), time.perf_counter() - started)
 
 
 def _window(agent: Agent) -> int | None:
