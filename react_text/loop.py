@@ -246,16 +246,26 @@ class _Driven:
                         if not isinstance(command, Send):
                             raise
                         made = _model_error(exc)
-                    except (StopIteration, StopAsyncIteration) as exc:
-                        raise _escaped(_who(command), exc) from exc
+                    except (StopIteration, StopAsyncIteration, RuntimeError) as exc:
+                        stop = _stop(exc)
+                        if stop is None:
+                            raise
+                        raise _escaped(_who(command), stop) from stop
                     event = _event(command, made, time.perf_counter() - started)
                     self._tokens.see(command, event)
                     command = episode.send(event)
                     span.record(event, episode.counted)
+        except (StopIteration, StopAsyncIteration) as exc:  # from an observer, say: told as it is raised
+            error = _escaped(_OWN, exc)
+            self._spans.fail(error)
+            raise error from exc
         except BaseException as exc:
             self._spans.fail(exc)
             raise
-        return self._after(command)
+        try:
+            return self._after(command)
+        except (StopIteration, StopAsyncIteration) as exc:  # from the observer's `end`
+            raise _escaped(_OWN, exc) from exc
 
     def _begin(self, window: int | None) -> Command:
         spans = telemetry.start(self._agent, self._task)
@@ -371,14 +381,13 @@ def _carry(agent: Agent, need: Need) -> object:
 
 async def _acarry(agent: Agent, need: Need) -> object:
     """What the async driver does for the flow: `_carry`, awaited. A sync-only model runs on a
-    worker thread; an approver may be async. A sync call is `_guarded` here, since Python turns a
-    StopIteration leaving a coroutine or a thread's future into another error before the flow sees it."""
+    worker thread (`_guarded`: a StopIteration cannot cross a future); an approver may be async."""
     if isinstance(need, Send):
         if agent.info.asynchronous:
             return await typing.cast(AsyncModel, agent.model).agenerate(need.request)
-        return await asyncio.to_thread(_guarded, "model", agent.model.generate, need.request)
+        return await asyncio.to_thread(_guarded, agent.model.generate, need.request)
     if isinstance(need, Approve):
-        decision = _guarded("approver", _approver(agent), need.tool, need.action)
+        decision = _approver(agent)(need.tool, need.action)
         return await decision if inspect.isawaitable(decision) else decision
     if isinstance(need, InvokeAll):
         return await running.arun_all(_invocations(need))
@@ -412,15 +421,33 @@ def _approver(agent: Agent) -> Approver:
 
 
 def _who(command: Command) -> str:
-    return "approver" if isinstance(command, Approve) else "model" if isinstance(command, Send) else "tool runner"
+    return "the approver" if isinstance(command, Approve) else "the model" if isinstance(command, Send) else "a tool"
 
 
-def _guarded(who: str, call: Callable[..., Any], *args: Any) -> Any:
-    """`call(*args)`, with a StopIteration or StopAsyncIteration it raises made a RuntimeError."""
+_OWN = "an observer or the token counter"  # what else the flow calls that the user may have written
+# What Python makes of a StopIteration that leaves a generator or a coroutine (PEP 479): an async
+# model's StopIteration reaches the async driver so, as a sync model's reaches the sync one bare.
+_PEP_479 = frozenset(f"{kind} raised StopIteration" for kind in ("generator", "coroutine", "async generator"))
+
+
+def _stop(exc: BaseException) -> StopIteration | StopAsyncIteration | None:
+    """The StopIteration or StopAsyncIteration `exc` is, or that Python made it of; else None."""
+    if isinstance(exc, StopIteration | StopAsyncIteration):
+        return exc
+    cause = exc.__cause__
+    if type(exc) is RuntimeError and str(exc) in _PEP_479 and isinstance(cause, StopIteration):
+        return cause
+    return None
+
+
+def _guarded(call: Callable[..., Any], *args: Any) -> Any:
+    """A sync model's `call(*args)` on a worker thread, with a StopIteration or StopAsyncIteration
+    it raises made a RuntimeError: raised into the future that carries it back, it would break
+    that future instead, and the run would wait for it for ever."""
     try:
         return call(*args)
     except (StopIteration, StopAsyncIteration) as exc:
-        raise _escaped(who, exc) from exc
+        raise _escaped("the model", exc) from exc
 
 
 def _model_error(exc: ModelError | OSError) -> ModelError:
@@ -433,7 +460,7 @@ def _model_error(exc: ModelError | OSError) -> ModelError:
 
 
 def _escaped(who: str, exc: BaseException) -> RuntimeError:
-    return RuntimeError(f"{type(exc).__name__} escaped from the {who}: {exc}".rstrip(": "))
+    return RuntimeError(f"{type(exc).__name__} escaped from {who}: {exc}".rstrip(": "))
 
 
 def _window(agent: Agent) -> int | None:

@@ -5,17 +5,28 @@ The sync driver guarded a StopIteration escaping a model; the async one had no g
 StopAsyncIteration, so `async for` over `aiter_steps` ended silently and `.result` said the run had
 not finished. One table says what each exception comes to, for each raiser; one parametrised test
 runs it under both drivers (through `iter_steps` and `aiter_steps`, as a caller iterates).
+
+Issue 21 (one driver, two thin shells) made the drivers one step flow carried out by two loops; the
+same test now compares the whole RunResult (wall times aside) and every call the observer was
+told, and an observer that raises (entering a command, recording what came of it, told the end)
+goes through it too: its exception, like an approver's, is raised to the caller. The async
+driver once let an observer's StopAsyncIteration end `async for` quietly and a StopIteration from
+`end` finish the sync run as if nothing happened; the flow makes both a RuntimeError.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from react_text import Action, Agent, ModelError, Reply, Request, RunResult, ScriptedModel, Tool, tool
+from react_text import Action, Agent, ModelError, Reply, Request, RunResult, ScriptedModel, Tool, Usage, tool
+from react_text.episode import Command, Event
+from react_text.observing import Call, Quiet
 
 
 class Custom(BaseException):
@@ -37,9 +48,20 @@ TABLE: list[tuple[BaseException, Any, Any, Any]] = [
     (TimeoutError("timed out"), "model_error", "observation", TimeoutError),
     (SystemExit(3), SystemExit, "observation", SystemExit),  # sys.exit() in a tool must not end the program
     (GeneratorExit(), GeneratorExit, GeneratorExit, GeneratorExit),
+    (asyncio.CancelledError(), asyncio.CancelledError, asyncio.CancelledError, asyncio.CancelledError),
     (Custom(), Custom, Custom, Custom),
 ]
-RAISERS = ["model", "async-model", "tool", "async-tool", "approver"]
+# An observer's exception comes to what an approver's does (the fourth column): raised to the caller.
+RAISERS = [
+    "model",
+    "async-model",
+    "tool",
+    "async-tool",
+    "approver",
+    "observer-around",
+    "observer-record",
+    "observer-end",
+]
 
 
 class Raising:
@@ -63,6 +85,43 @@ class AsyncRaising(Raising):
     async def agenerate(self, request: Request) -> Reply:
         await asyncio.sleep(0)
         return self.generate(request)
+
+
+class Watching(Quiet):
+    """Notes every call the drivers make to the observer; raises `error` at `where` (once)."""
+
+    def __init__(self, where: str = "", error: BaseException | None = None) -> None:
+        self.seen: list[tuple[str, str]] = []
+        self.where = where
+        self.error = error
+
+    def _note(self, what: str, of: object) -> None:
+        self.seen.append((what, of if isinstance(of, str) else type(of).__name__))
+        if what == self.where and self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    @contextlib.contextmanager
+    def around(self, command: Command) -> Iterator[Call]:
+        self._note("around", command)
+        try:
+            yield self
+        except BaseException as exc:
+            self.seen.append(("left by", type(exc).__name__))
+            raise
+        self.seen.append(("left", type(command).__name__))
+
+    def record(self, event: Event, counted: Usage | None = None) -> None:
+        self._note("record", event)
+
+    def end(self, result: RunResult) -> None:
+        self._note("end", result.stop_reason)
+
+    def fail(self, error: BaseException) -> None:
+        self.seen.append(("fail", type(error).__name__))
+
+    def abandon(self, steps: int) -> None:
+        self.seen.append(("abandon", str(steps)))
 
 
 def make(raiser: str, error: BaseException) -> Agent:
@@ -90,8 +149,8 @@ def make(raiser: str, error: BaseException) -> Agent:
     )
 
 
-def sync_outcome(agent: Agent) -> RunResult | BaseException:
-    run = agent.iter_steps("q")
+def sync_outcome(agent: Agent, observer: Watching | None = None) -> RunResult | BaseException:
+    run = agent.iter_steps("q", observer=observer)
     try:
         for _ in run:
             pass
@@ -100,9 +159,9 @@ def sync_outcome(agent: Agent) -> RunResult | BaseException:
     return run.result
 
 
-def async_outcome(agent: Agent) -> RunResult | BaseException:
+def async_outcome(agent: Agent, observer: Watching | None = None) -> RunResult | BaseException:
     async def go() -> RunResult | BaseException:
-        run = agent.aiter_steps("q")
+        run = agent.aiter_steps("q", observer=observer)
         try:
             async for _ in run:
                 pass
@@ -120,10 +179,18 @@ def async_outcome(agent: Agent) -> RunResult | BaseException:
 
 
 def summary(outcome: RunResult | BaseException) -> Any:
+    """The whole outcome but its wall times: the RunResult, or the exception's class and words."""
     if isinstance(outcome, BaseException):
-        return type(outcome)
-    step = outcome.steps[0] if outcome.steps else None
-    return (outcome.stop_reason, outcome.answer, step.observation if step else None, outcome.tool_calls)
+        return type(outcome), str(outcome)
+    return dataclasses.replace(outcome, steps=tuple(dataclasses.replace(s, seconds=0.0) for s in outcome.steps))
+
+
+def outcome_of(driver: str, raiser: str, error: BaseException) -> tuple[RunResult | BaseException, list[Any]]:
+    """The outcome of one run under `driver`, and every call its observer was told."""
+    where = raiser.removeprefix("observer-") if raiser.startswith("observer-") else ""
+    observer = Watching(where, error if where else None)
+    outcome = (sync_outcome if driver == "sync" else async_outcome)(make(raiser, error), observer)
+    return outcome, observer.seen
 
 
 @pytest.mark.parametrize("raiser", RAISERS)
@@ -134,8 +201,8 @@ def test_every_exception_gives_the_same_outcome_under_both_drivers(
 ) -> None:
     """Issue 20: one table of what each exception raised by a model, a tool or an approver comes
     to, and both drivers keep it."""
-    expected = {"model": model, "async-model": model, "tool": tool_, "async-tool": tool_, "approver": approver}[raiser]
-    outcome = (sync_outcome if driver == "sync" else async_outcome)(make(raiser, error))
+    expected = {"model": model, "async-model": model, "tool": tool_, "async-tool": tool_}.get(raiser, approver)
+    outcome, seen = outcome_of(driver, raiser, error)
     if expected == "model_error":
         assert isinstance(outcome, RunResult), outcome
         assert outcome.stop_reason == "model_error" and str(error) in (outcome.error or ""), outcome.error
@@ -147,8 +214,11 @@ def test_every_exception_gives_the_same_outcome_under_both_drivers(
         assert type(outcome) is expected, f"{outcome!r} is not a {expected.__name__}"
         if isinstance(error, StopIteration | StopAsyncIteration):
             assert type(error).__name__ in str(outcome)
-    other = (async_outcome if driver == "sync" else sync_outcome)(make(raiser, error))
+    other, other_seen = outcome_of("async" if driver == "sync" else "sync", raiser, error)
     assert summary(outcome) == summary(other), "the twins differ"
+    assert seen == other_seen, "the twins told the observer different things"
+    if isinstance(outcome, BaseException):
+        assert seen[-1] == ("fail", type(outcome).__name__) or raiser == "observer-end", seen
 
 
 @pytest.mark.parametrize("raiser", ["model", "async-model", "approver"])
@@ -171,3 +241,41 @@ def test_a_run_stopped_by_an_exception_says_it_did_not_finish(raiser: str) -> No
             _ = arun.result
 
     asyncio.run(go())
+
+
+def test_a_cancelled_async_run_is_told_as_a_sync_run_stopped_by_ctrl_c() -> None:
+    """Cancelling an async run while the model works is what Ctrl-C is to a sync run: the
+    exception goes on to the caller, the observer is told the run failed, and it has no result."""
+
+    class Slow(Raising):
+        def __init__(self, started: asyncio.Event) -> None:
+            super().__init__(None)
+            self.started = started
+
+        async def agenerate(self, request: Request) -> Reply:
+            self.started.set()
+            await asyncio.sleep(10)
+            raise AssertionError("not cancelled")
+
+    async def go() -> list[Any]:
+        started, watching = asyncio.Event(), Watching()
+        run = Agent(Slow(started)).aiter_steps("q", observer=watching)
+        step = asyncio.ensure_future(anext(run))
+        await started.wait()
+        step.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await step
+        with pytest.raises(RuntimeError, match="not finished"):
+            _ = run.result
+        await run.aclose()
+        return watching.seen
+
+    interrupted = Watching()
+    run = make("model", KeyboardInterrupt()).iter_steps("q", observer=interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        list(run)
+    run.close()
+    # then, closed unfinished, each run is abandoned (an observer keeps the first of fail and abandon)
+    told = [("around", "Send"), ("left by", "{0}"), ("fail", "{0}"), ("abandon", "{1}")]
+    assert asyncio.run(go()) == [(what, of.format("CancelledError", 0)) for what, of in told]
+    assert interrupted.seen[-4:] == [(what, of.format("KeyboardInterrupt", 1)) for what, of in told]  # after a step
