@@ -114,14 +114,8 @@ async def arun(tool: Tool, arguments: inspect.BoundArguments, seconds: float | N
             value = await _bounded(tool.fn(*arguments.args, **arguments.kwargs), seconds)
         else:
             value = await _pool.arun(_job(tool, arguments), seconds)
-    except _TimedOut:
-        return _timed_out(tool, seconds)
-    except _Carried as carried:
-        return _failed(tool, carried.error)
-    # The tool boundary: whatever a tool raises is an observation; sys.exit() in a tool too, which
-    # must not end the program that runs the agent (KeyboardInterrupt still stops the run).
-    except (Exception, SystemExit) as exc:  # noqa: BLE001
-        return _failed(tool, exc)
+    except _BOUNDARY as exc:
+        return _came_to(tool, seconds, exc)
     return Outcome("ok", as_text(tool.name, value))
 
 
@@ -140,15 +134,19 @@ def _job(tool: Tool, arguments: inspect.BoundArguments) -> Callable[[], object]:
 
 
 def _settle(tool: Tool, seconds: float | None, job: Callable[[], object]) -> Outcome:
+    """`arun` for a sync run: the same boundary, the same outcomes."""
     try:
         value = job()
-    except _TimedOut:
-        return _timed_out(tool, seconds)
-    except _Carried as carried:
-        return _failed(tool, carried.error)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the tool boundary, as in acall
-        return _failed(tool, exc)
+    except _BOUNDARY as exc:
+        return _came_to(tool, seconds, exc)
     return Outcome("ok", as_text(tool.name, value))
+
+
+def _came_to(tool: Tool, seconds: float | None, exc: BaseException) -> Outcome:
+    """What a call that raised `exc` (one of `_BOUNDARY`) comes to."""
+    if isinstance(exc, _TimedOut):
+        return _timed_out(tool, seconds)
+    return _failed(tool, exc.error if isinstance(exc, _Carried) else exc)
 
 
 def _timed_out(tool: Tool, seconds: float | None) -> Outcome:
@@ -226,6 +224,13 @@ def _forget(task: asyncio.Future[Any]) -> None:
 class _TimedOut(BaseException):
     """Raised inside a tool when its time is up. A BaseException, so `except Exception` in a tool
     does not swallow it."""
+
+
+# The tool boundary, the same for a sync and an async run: whatever a tool raises is an
+# observation, sys.exit() in a tool too, which must not end the program that runs the agent
+# (KeyboardInterrupt, CancelledError and the caller's own BaseExceptions still stop the run); its
+# time running out is an observation of its own.
+_BOUNDARY = (_TimedOut, Exception, SystemExit)
 
 
 def _alarm_usable() -> bool:
