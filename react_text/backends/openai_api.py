@@ -53,12 +53,13 @@ import logging
 import os
 import random
 import time
+import typing
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
@@ -171,28 +172,16 @@ class _OpenAIBackend:
     def identity(self) -> identify.Identity:
         """What the server is and why we think so (`said`: the reason, in words); asked once."""
         if self._identity is None:
-            self._identity = self._settle(self._asked(identify.plan(str(self.client.base_url))))
+            found = _drive(identify.plan(str(self.client.base_url)), functools.partial(self._get, quiet=True))
+            self._identity = self._settle(found)
         return self._identity
 
     async def aidentify(self) -> identify.Identity:
         """`identity`, asked over the async client."""
         if self._identity is None:
-            plan = identify.plan(str(self.client.base_url))
-            try:
-                url = next(plan)
-                while True:
-                    url = plan.send(await self._aget(url, quiet=True))
-            except StopIteration as done:
-                self._identity = self._settle(done.value)
+            found = await _adrive(identify.plan(str(self.client.base_url)), functools.partial(self._aget, quiet=True))
+            self._identity = self._settle(found)
         return self._identity
-
-    def _asked(self, plan: Generator[str, object, identify.Identity]) -> identify.Identity:
-        try:
-            url = next(plan)
-            while True:
-                url = plan.send(self._get(url, quiet=True))
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
 
     def _settle(self, found: identify.Identity) -> identify.Identity:
         """Keep what the server said (asked once per model, even when it could not be reached: the
@@ -225,38 +214,14 @@ class _OpenAIBackend:
     # -- one call, sync and async: the same request, the same reading, the same errors --------
 
     def generate(self, request: Request) -> Reply:
-        import openai
-
-        plan = self._plan(request)
         with self._failures():
-            arguments = next(plan)
-            while True:
-                try:
-                    outcome: Reply | Exception = self._once(arguments)
-                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
-                    outcome = exc
-                try:
-                    arguments = plan.send(outcome)
-                except StopIteration as done:
-                    return self._heard(request, done.value)
+            return self._heard(request, _drive(self._plan(request), self._once, _retried()))
 
     async def agenerate(self, request: Request) -> Reply:
-        import openai
-
         if request.grammar and self._identity is None:
             await self.aidentify()  # where the grammar goes, asked over this loop's client
-        plan = self._plan(request)
         with self._failures():
-            arguments = next(plan)
-            while True:
-                try:
-                    outcome: Reply | Exception = await self._aonce(arguments)
-                except (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream) as exc:
-                    outcome = exc
-                try:
-                    arguments = plan.send(outcome)
-                except StopIteration as done:
-                    return self._heard(request, done.value)
+            return self._heard(request, await _adrive(self._plan(request), self._aonce, _retried()))
 
     def _grammar_sent(self, request: Request) -> str | None:
         """The request's grammar as this server gets it: with a free <think> block first when the
@@ -304,8 +269,7 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
-        answer.response = _Watched(answer.response, reading, _read_seconds(self.client.timeout))
+        reading = self._reading(answer, arguments, self.client.timeout)
         try:
             for chunk in answer:
                 if reading.add(chunk):
@@ -329,8 +293,7 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
-        answer.response = _Watched(answer.response, reading, _read_seconds(client.timeout))
+        reading = self._reading(answer, arguments, client.timeout)
         try:
             async for chunk in answer:
                 if reading.add(chunk):
@@ -338,6 +301,12 @@ class _OpenAIBackend:
         finally:
             await answer.close()
         return reading.reply()
+
+    def _reading(self, answer: Any, arguments: dict[str, Any], timeout: object) -> wire.StreamReading:
+        """What reads a streamed answer, its bytes watched for a server that sends no text."""
+        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        answer.response = _Watched(answer.response, reading, _read_seconds(timeout))
+        return reading
 
     async def _alean(self, arguments: dict[str, Any]) -> Reply | int:
         """One try over the lean HTTP path (`http1`): the reply, or how many retries the `openai`
@@ -483,13 +452,7 @@ class _OpenAIBackend:
 
         A context-length error that names the window (most do) also sets it, when it was unknown."""
         if self._window is _UNKNOWN:
-            plan = wire.window_plan(str(self.client.base_url), self.name)
-            try:
-                url = next(plan)
-                while True:
-                    url = plan.send(self._get(url))
-            except StopIteration as done:
-                self._window = self._found(done.value)
+            self._window = self._found(_drive(wire.window_plan(str(self.client.base_url), self.name), self._get))
         return self._window
 
     async def acontext_window(self) -> int | None:
@@ -504,14 +467,9 @@ class _OpenAIBackend:
         return self._window
 
     async def _alookup(self) -> None:
-        plan = wire.window_plan(str(self.client.base_url), self.name)
-        try:
-            url = next(plan)
-            while True:
-                url = plan.send(await self._aget(url))
-        except StopIteration as done:
-            if self._window is _UNKNOWN:
-                self._window = self._found(done.value)
+        window = await _adrive(wire.window_plan(str(self.client.base_url), self.name), self._aget)
+        if self._window is _UNKNOWN:
+            self._window = self._found(window)
 
     def _found(self, window: int | None) -> int | None:
         if window is None:
@@ -519,18 +477,13 @@ class _OpenAIBackend:
         return window
 
     def _get(self, url: str, *, quiet: bool = False) -> object:
+        """A look-up's answer (the window, what the server is), or what its failure comes to."""
         import openai
 
         try:
-            client = self.client.with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
-            return client.get(url, cast_to=object)
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
-            return identify.UNREACHABLE if quiet else None
+            return self.client.with_options(max_retries=0, timeout=_LOOKUP_SECONDS).get(url, cast_to=object)
         except (openai.OpenAIError, ValueError) as exc:
-            if not quiet:  # a probe's 404 is an answer: this server is not the one that path is for
-                log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
-            return None
+            return self._unanswered(url, exc, quiet=quiet)
 
     async def _aget(self, url: str, *, quiet: bool = False) -> object:
         import openai
@@ -538,13 +491,19 @@ class _OpenAIBackend:
         try:
             client = (await self._aclient()).with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
             return await client.get(url, cast_to=object)
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
-            return identify.UNREACHABLE if quiet else None
         except (openai.OpenAIError, ValueError) as exc:
-            if not quiet:
-                log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
-            return None
+            return self._unanswered(url, exc, quiet=quiet)
+
+    def _unanswered(self, url: str, exc: Exception, *, quiet: bool) -> object:
+        """What a failed look-up comes to: for a probe (`quiet`), UNREACHABLE when the server could
+        not be reached and None when it answered otherwise (a 404 is an answer: this server is not
+        the one that path is for, and it is not logged); for the window, None."""
+        import openai
+
+        reached = not isinstance(exc, openai.APIConnectionError)  # a timeout is one too
+        if not (quiet and reached):
+            log.info("%r: GET %s failed: %s", self, safe_url(url), scrub(str(exc)))
+        return identify.UNREACHABLE if quiet and not reached else None
 
 
 class OpenAIChat(_OpenAIBackend):
@@ -571,6 +530,57 @@ class OpenAICompletion(_OpenAIBackend):
         if not isinstance(request.prompt, str):
             raise TypeError("OpenAICompletion takes a transcript string, not chat messages")
         return {"prompt": request.prompt}
+
+
+# -- driving a plan: what to send, free of I/O (`_plan`, identify.plan, wire.window_plan), carried out
+# by the sync or the async client, as httpx's clients drive one auth flow. All but the `await`.
+
+_Asked = TypeVar("_Asked")
+_Answer = TypeVar("_Answer")
+_Found = TypeVar("_Found")
+
+
+def _drive(
+    plan: Generator[_Asked, _Answer | Exception, _Found],
+    carry: Callable[[_Asked], _Answer],
+    caught: tuple[type[Exception], ...] = (),
+) -> _Found:
+    """Run `plan`: each thing it asks, carried out, and sent back (or the `caught` error it raised)."""
+    try:
+        asked = next(plan)
+        while True:
+            try:
+                answer: _Answer | Exception = carry(asked)
+            except caught as exc:
+                answer = exc
+            asked = plan.send(answer)
+    except StopIteration as done:
+        return typing.cast(_Found, done.value)
+
+
+async def _adrive(
+    plan: Generator[_Asked, _Answer | Exception, _Found],
+    carry: Callable[[_Asked], Awaitable[_Answer]],
+    caught: tuple[type[Exception], ...] = (),
+) -> _Found:
+    """`_drive`, awaiting each thing carried out."""
+    try:
+        asked = next(plan)
+        while True:
+            try:
+                answer: _Answer | Exception = await carry(asked)
+            except caught as exc:
+                answer = exc
+            asked = plan.send(answer)
+    except StopIteration as done:
+        return typing.cast(_Found, done.value)
+
+
+def _retried() -> tuple[type[Exception], ...]:
+    """The failures of one try that `_plan` is sent, to decide whether to send again."""
+    import openai
+
+    return (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream)
 
 
 _LoopClient = tuple["openai.AsyncOpenAI", AsyncGenerator[None, None]]
