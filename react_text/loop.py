@@ -7,9 +7,12 @@
     arun = agent.aiter_steps(task)            # the same, `async for`; then arun.result
     run.close()                               # stop early (await arun.aclose()); collected: the same
 
-What a run decides lives in `episode` (a state machine that performs no I/O); the drivers here
-only carry out what it asks (call the model, ask the approver, run the tool) and hand back what
-came of it, so a sync and an async run of the same script take the same steps.
+What a run decides lives in `episode` (a state machine that performs no I/O). What a step does
+around it (the observer told, what an exception comes to, the event the episode is sent) is one
+generator, `_Driven._flow`, written once; it yields what needs the world outside. `Run` and
+`AsyncRun` are the two loops that carry that out (`_carry` calls, `_acarry` awaits) and send back
+what came of it, as httpx's sync and async clients drive one auth flow; so a sync and an async
+run of the same script take the same steps, and fail alike.
 """
 
 from __future__ import annotations
@@ -223,7 +226,7 @@ class _Driven:
         with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
             self.close()
 
-    def _flow(self) -> Flow:
+    def _flow(self) -> _Flow:
         """One step of the run, from the command the episode is at to its next step (None: the end).
 
         It yields what needs the world outside (the context window, first; then each model call,
@@ -234,7 +237,7 @@ class _Driven:
         try:
             command = self._command
             if command is None:
-                window = yield WINDOW
+                window = yield _WINDOW
                 command = self._begin(typing.cast(int | None, window))
             episode = typing.cast(Episode, self._episode)
             while not isinstance(command, Emit | Done):
@@ -293,9 +296,9 @@ class _Window:
     """What the flow asks before the first command: the context window (a server may be asked)."""
 
 
-WINDOW = _Window()
-Need = Send | Approve | Invoke | InvokeAll | _Window  # what the flow asks a driver to carry out
-Flow = Generator[Need, object, Step | None]
+_WINDOW = _Window()
+_Need = Send | Approve | Invoke | InvokeAll | _Window  # what the flow asks a driver to carry out
+_Flow = Generator[_Need, object, Step | None]
 
 
 class Run(_Driven):
@@ -361,7 +364,7 @@ class AsyncRun(_Driven):
 # either would end the caller's `for` or `async for` quietly, as if the run were over.
 
 
-def _carry(agent: Agent, need: Need) -> object:
+def _carry(agent: Agent, need: _Need) -> object:
     """What the sync driver does for the flow: each call, made here."""
     if isinstance(need, Send):
         return agent.model.generate(need.request)
@@ -379,7 +382,7 @@ def _carry(agent: Agent, need: Need) -> object:
     return _window(agent)
 
 
-async def _acarry(agent: Agent, need: Need) -> object:
+async def _acarry(agent: Agent, need: _Need) -> object:
     """What the async driver does for the flow: `_carry`, awaited. A sync-only model runs on a
     worker thread (`_guarded`: a StopIteration cannot cross a future); an approver may be async."""
     if isinstance(need, Send):
