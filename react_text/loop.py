@@ -9,7 +9,7 @@
 
 What a run decides lives in `episode` (a state machine that performs no I/O). What a step does
 around it (the observer told, what an exception comes to, the event the episode is sent) is one
-generator, `_Driven._flow`, written once; it yields what needs the world outside. `Run` and
+generator, `_Runner.flow`, written once; it yields what needs the world outside. `Run` and
 `AsyncRun` are the two loops that carry that out (`_carry` calls, `_acarry` awaits) and send back
 what came of it, as httpx's sync and async clients drive one auth flow; so a sync and an async
 run of the same script take the same steps, and fail alike.
@@ -187,14 +187,49 @@ def _check_model(model: object) -> None:
 
 
 class _Driven:
-    """What the two drivers share: the episode, the command it is at, the result at the end, and
-    `_flow`, everything a step does but the I/O."""
+    """What the two drivers share: the checks, the run's state (`_Runner`) and its flow, kept from
+    one step to the next (a flow that has ended, finished or raised, is begun again where the
+    episode is: iterated again, the run goes on from the same command, as it did before)."""
 
     def __init__(self, agent: Agent, task: str, observer: Observer | None = None, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"the seed must be a whole number, not {type(seed).__name__}")
+        self._agent = agent
+        self._runner = _Runner(agent, task, observer, seed)
+        self._flowing: _Flow | None = None
+
+    @property
+    def result(self) -> RunResult:
+        return self._runner.result
+
+    def close(self) -> None:
+        """Stop the run where it is (it hands out no more steps); a finished run is unchanged.
+        A run that is let go unfinished is closed when it is collected."""
+        self._runner.close()
+
+    @property
+    def _closed(self) -> bool:
+        return self._runner.closed
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
+            self.close()
+
+    def _flow(self) -> _Flow:
+        flow = self._flowing
+        if flow is None or flow.gi_frame is None:  # type: ignore[attr-defined]  # not begun, or ended
+            flow = self._flowing = self._runner.flow()
+        return flow
+
+
+class _Runner:
+    """One run's state, and its flow (`flow`): everything a run does but the I/O. Apart from the
+    Run that drives it, so that the Run and its suspended flow do not hold each other (a run let
+    go would then be closed by the cycle collector, whenever it came, not when it is let go)."""
+
+    def __init__(self, agent: Agent, task: str, observer: Observer | None, seed: int | None) -> None:
         self._agent = agent
         self._task = task
         self._seed = seed
@@ -204,71 +239,69 @@ class _Driven:
         self._observer = observer
         self._spans: Observer = observing.Quiet()
         self._handed = 0  # steps handed out
-        self._closed = False
+        self.closed = False
         self._tokens = trajectory.Recorder(chat=agent.model.api == "chat")
 
     @property
     def result(self) -> RunResult:
         if self._result is None:
-            if self._closed:
+            if self.closed:
                 raise RuntimeError("the run was closed before it finished: it has no result")
             raise RuntimeError("the run is not finished: iterate it to the end first")
         return self._result
 
     def close(self) -> None:
-        """Stop the run where it is (it hands out no more steps); a finished run is unchanged.
-        A run that is let go unfinished is closed when it is collected."""
-        if self._result is None and not self._closed:
-            self._closed = True
+        if self._result is None and not self.closed:
+            self.closed = True
             self._spans.abandon(self._handed)
 
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
-            self.close()
+    def flow(self) -> _Flow:
+        """The run from the command the episode is at: each step, yielded as it comes.
 
-    def _flow(self) -> _Flow:
-        """One step of the run, from the command the episode is at to its next step (None: the end).
-
-        It yields what needs the world outside (the context window, first; then each model call,
-        approval and tool run) and is sent what came of it, or has the exception thrown in; the
-        drivers only carry that out (`_carry`, `_acarry`). So what an exception comes to, what the
-        observer is told and what the episode is sent are written once, for both drivers (httpx's
-        auth flow, driven by its sync and its async client, is the model)."""
-        try:
-            command = self._command
-            if command is None:
-                window = yield _WINDOW
-                command = self._begin(typing.cast(int | None, window))
-            episode = typing.cast(Episode, self._episode)
-            while not isinstance(command, Emit | Done):
-                with self._spans.around(command) as span:
-                    started = time.perf_counter()
-                    try:
-                        made = yield command
-                    except (ModelError, OSError) as exc:
-                        if not isinstance(command, Send):
-                            raise
-                        made = _model_error(exc)
-                    except (StopIteration, StopAsyncIteration, RuntimeError) as exc:
-                        stop = _stop(exc)
-                        if stop is None:
-                            raise
-                        raise _escaped(_who(command), stop) from stop
-                    event = _event(command, made, time.perf_counter() - started)
-                    self._tokens.see(command, event)
-                    command = episode.send(event)
-                    span.record(event, episode.counted)
-        except (StopIteration, StopAsyncIteration) as exc:  # from an observer, say: told as it is raised
-            error = _escaped(_OWN, exc)
-            self._spans.fail(error)
-            raise error from exc
-        except BaseException as exc:
-            self._spans.fail(exc)
-            raise
-        try:
-            return self._after(command)
-        except (StopIteration, StopAsyncIteration) as exc:  # from the observer's `end`
-            raise _escaped(_OWN, exc) from exc
+        Before each step it yields what needs the world outside (the context window, first; then
+        each model call, approval and tool run) and is sent what came of it, or has the exception
+        thrown in; the drivers only carry that out (`_carry`, `_acarry`). So what an exception
+        comes to, what the observer is told and what the episode is sent are written once, for
+        both drivers."""
+        while True:
+            try:
+                command = self._command
+                if command is None:
+                    window = yield _WINDOW
+                    command = self._begin(window)  # type: ignore[arg-type]  # what _carry answers _WINDOW
+                episode: Episode = self._episode  # type: ignore[assignment]  # made by _begin
+                while not isinstance(command, Emit | Done):
+                    with self._spans.around(command) as span:
+                        started = time.perf_counter()
+                        try:
+                            made = yield command
+                        except (ModelError, OSError) as exc:
+                            if not isinstance(command, Send):
+                                raise
+                            made = _model_error(exc)
+                        except (StopIteration, StopAsyncIteration, RuntimeError) as exc:
+                            stop = _stop(exc)
+                            if stop is None:
+                                raise
+                            raise _escaped(_who(command), stop) from stop
+                        event = _event(command, made, time.perf_counter() - started)
+                        self._tokens.see(command, event)
+                        command = episode.send(event)
+                        span.record(event, episode.counted)
+            except (StopIteration, StopAsyncIteration) as exc:  # from an observer, say: told as it is raised
+                error = _escaped(_OWN, exc)
+                self._spans.fail(error)
+                raise error from exc
+            except BaseException as exc:
+                self._spans.fail(exc)
+                raise
+            try:
+                step = self._after(command)
+            except (StopIteration, StopAsyncIteration) as exc:  # from the observer's `end`
+                raise _escaped(_OWN, exc) from exc
+            if step is None:
+                return
+            yield step
 
     def _begin(self, window: int | None) -> Command:
         spans = telemetry.start(self._agent, self._task)
@@ -298,7 +331,7 @@ class _Window:
 
 _WINDOW = _Window()
 _Need = Send | Approve | Invoke | InvokeAll | _Window  # what the flow asks a driver to carry out
-_Flow = Generator[_Need, object, Step | None]
+_Flow = Generator[_Need | Step, object, None]
 
 
 class Run(_Driven):
@@ -311,20 +344,15 @@ class Run(_Driven):
         if self._closed:
             raise StopIteration
         flow = self._flow()
-        try:
-            need = next(flow)
-            while True:
-                try:
-                    made = _carry(self._agent, need)
-                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                    need = flow.throw(exc)
-                else:
-                    need = flow.send(made)
-        except StopIteration as done:
-            step: Step | None = done.value
-        if step is None:
-            raise StopIteration
-        return step
+        need = next(flow)  # at the end, the flow's StopIteration is this one's
+        while not isinstance(need, Step):
+            try:
+                made = _carry(self._agent, need)
+            except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                need = flow.throw(exc)
+            else:
+                need = flow.send(made)
+        return need
 
 
 class AsyncRun(_Driven):
@@ -343,18 +371,16 @@ class AsyncRun(_Driven):
         flow = self._flow()
         try:
             need = next(flow)
-            while True:
+            while not isinstance(need, Step):
                 try:
                     made = await _acarry(self._agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
                     need = flow.throw(exc)
                 else:
                     need = flow.send(made)
-        except StopIteration as done:
-            step: Step | None = done.value
-        if step is None:
-            raise StopAsyncIteration
-        return step
+        except StopIteration:  # the flow's end is this iteration's
+            raise StopAsyncIteration from None
+        return need
 
 
 # The flow decides what a model's, a tool's or an approver's exception comes to. A ModelError (or

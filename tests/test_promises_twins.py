@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -279,3 +280,58 @@ def test_a_cancelled_async_run_is_told_as_a_sync_run_stopped_by_ctrl_c() -> None
     told = [("around", "Send"), ("left by", "{0}"), ("fail", "{0}"), ("abandon", "{1}")]
     assert asyncio.run(go()) == [(what, of.format("CancelledError", 0)) for what, of in told]
     assert interrupted.seen[-4:] == [(what, of.format("KeyboardInterrupt", 1)) for what, of in told]  # after a step
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_run_let_go_midway_is_closed_at_once(driver: str) -> None:
+    """The flow is kept from step to step; it must not hold the run it drives, or a run let go
+    would be closed whenever the cycle collector came, not when it is let go."""
+    watching = Watching()
+    agent = Agent(Raising(None), tools=[tool(lambda item: "12", name="risky")])
+    gc.disable()
+    try:
+        if driver == "sync":
+            run = agent.iter_steps("q", observer=watching)
+            next(run)
+            del run
+        else:
+
+            async def go() -> None:
+                arun = agent.aiter_steps("q", observer=watching)
+                await anext(arun)
+                del arun
+                assert watching.seen[-1] == ("abandon", "1")
+
+            asyncio.run(go())
+        assert watching.seen[-1] == ("abandon", "1"), watching.seen
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_run_iterated_again_after_an_exception_goes_on_from_where_it_was(driver: str) -> None:
+    """Ctrl-C in a model call stops the run there; iterated again, it asks the model again and
+    goes on (both drivers alike)."""
+    model = Raising(KeyboardInterrupt())
+    agent = Agent(model, tools=[tool(lambda item: "12", name="risky")])
+
+    def steps() -> list[str]:
+        if driver == "sync":
+            run = agent.iter_steps("q")
+            with pytest.raises(KeyboardInterrupt):
+                list(run)
+            model.error = None
+            return [s.reply for s in run] + [run.result.answer or ""]
+
+        async def go() -> list[str]:
+            arun = agent.aiter_steps("q")
+            with pytest.raises(KeyboardInterrupt):
+                async for _ in arun:
+                    pass
+            model.error = None
+            return [s.reply async for s in arun] + [arun.result.answer or ""]
+
+        return asyncio.run(go())
+
+    assert steps() == ["THOUGHT: done.\nFINAL: 7", "7"]
+    assert len(model.script.calls) == 2  # the interrupted call never reached the script
