@@ -191,6 +191,8 @@ class _Driven:
     one step to the next (a flow that has ended, finished or raised, is begun again where the
     episode is: iterated again, the run goes on from the same command, as it did before)."""
 
+    __slots__ = ("__weakref__", "_agent", "_flowing", "_runner")
+
     def __init__(self, agent: Agent, task: str, observer: Observer | None = None, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
@@ -228,6 +230,20 @@ class _Runner:
     """One run's state, and its flow (`flow`): everything a run does but the I/O. Apart from the
     Run that drives it, so that the Run and its suspended flow do not hold each other (a run let
     go would then be closed by the cycle collector, whenever it came, not when it is let go)."""
+
+    __slots__ = (
+        "_agent",
+        "_command",
+        "_episode",
+        "_handed",
+        "_observer",
+        "_result",
+        "_seed",
+        "_spans",
+        "_task",
+        "_tokens",
+        "closed",
+    )
 
     def __init__(self, agent: Agent, task: str, observer: Observer | None, seed: int | None) -> None:
         self._agent = agent
@@ -337,6 +353,8 @@ _Flow = Generator[_Need | Step, object, None]
 class Run(_Driven):
     """One run of an agent: iterate it for its steps; `result` once it is exhausted."""
 
+    __slots__ = ()
+
     def __iter__(self) -> Run:
         return self
 
@@ -357,6 +375,8 @@ class Run(_Driven):
 
 class AsyncRun(_Driven):
     """One async run of an agent: `async for` its steps; `result` once it is exhausted."""
+
+    __slots__ = ()
 
     def __aiter__(self) -> AsyncRun:
         return self
