@@ -211,10 +211,6 @@ class _Driven:
         A run that is let go unfinished is closed when it is collected."""
         self._runner.close()
 
-    @property
-    def _closed(self) -> bool:
-        return self._runner.closed
-
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # a finaliser must not raise, whatever an exporter does
             self.close()
@@ -359,7 +355,7 @@ class Run(_Driven):
         return self
 
     def __next__(self) -> Step:
-        if self._closed:
+        if self._runner.closed:
             raise StopIteration
         flow = self._flow()
         need = next(flow)  # at the end, the flow's StopIteration is this one's
@@ -386,7 +382,7 @@ class AsyncRun(_Driven):
         self.close()
 
     async def __anext__(self) -> Step:
-        if self._closed:
+        if self._runner.closed:
             raise StopAsyncIteration
         flow = self._flow()
         try:
