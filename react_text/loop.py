@@ -52,7 +52,7 @@ from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing
-from .types import Action, AsyncModel, Model, Outcome, Parsed, Reply, RunResult, Step
+from .types import Action, AsyncModel, Model, Parsed, RunResult, Step
 
 __all__ = [
     "Agent",
@@ -442,17 +442,16 @@ async def _acarry(agent: Agent, need: _Need) -> object:
     return await _awindow(agent)
 
 
-def _event(command: Command, made: object, seconds: float) -> Event:
-    """The event the episode is sent for what came of `command` (types as `_carry` makes them)."""
+def _event(command: Command, made: Any, seconds: float) -> Event:
+    """The event the episode is sent for what came of `command`: a Reply or a ModelError for a
+    Send, an Approval, an Outcome, or (Outcome, seconds) pairs for an InvokeAll, as `_carry` makes them."""
     if isinstance(command, Send):
-        reply = typing.cast(Reply | ModelError, made)
-        return Failed(reply, seconds) if isinstance(reply, ModelError) else Replied(reply, seconds)
+        return Failed(made, seconds) if isinstance(made, ModelError) else Replied(made, seconds)
     if isinstance(command, Approve):
-        return Decided(typing.cast(Approval, made))
+        return Decided(made)
     if isinstance(command, InvokeAll):
-        outcomes = typing.cast(tuple[tuple[Outcome, float], ...], made)
-        return RanAll(tuple(Ran(o, s) for o, s in outcomes), seconds)
-    return Ran(typing.cast(Outcome, made), seconds)
+        return RanAll(tuple(Ran(o, s) for o, s in made), seconds)
+    return Ran(made, seconds)
 
 
 def _invocations(command: InvokeAll) -> list[running.Invocation]:
