@@ -269,7 +269,8 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = self._reading(answer, arguments, self.client.timeout)
+        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        answer.response = _Watched(answer.response, reading, _read_seconds(self.client.timeout))
         try:
             for chunk in answer:
                 if reading.add(chunk):
@@ -293,7 +294,8 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = self._reading(answer, arguments, client.timeout)
+        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        answer.response = _Watched(answer.response, reading, _read_seconds(client.timeout))
         try:
             async for chunk in answer:
                 if reading.add(chunk):
@@ -301,12 +303,6 @@ class _OpenAIBackend:
         finally:
             await answer.close()
         return reading.reply()
-
-    def _reading(self, answer: Any, arguments: dict[str, Any], timeout: object) -> wire.StreamReading:
-        """What reads a streamed answer, its bytes watched for a server that sends no text."""
-        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
-        answer.response = _Watched(answer.response, reading, _read_seconds(timeout))
-        return reading
 
     async def _alean(self, arguments: dict[str, Any]) -> Reply | int:
         """One try over the lean HTTP path (`http1`): the reply, or how many retries the `openai`
