@@ -17,7 +17,12 @@ from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 from react_text import Agent, Limits, OpenAIChat
 
-PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1, "model_path": "m.gguf", "build_info": "b5678-abc"}
+PROPS = {
+    "default_generation_settings": {"n_ctx": 4096},
+    "total_slots": 1,
+    "model_path": "m.gguf",
+    "build_info": "b5678-abc",
+}
 
 
 def _identity(kind: str, vllm_version: str = "0.12.0") -> dict[str, Any]:
@@ -25,7 +30,10 @@ def _identity(kind: str, vllm_version: str = "0.12.0") -> dict[str, Any]:
         "llama.cpp": {"/props": PROPS},
         "vllm": {
             "/version": {"version": vllm_version},
-            "/v1/models": {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "vllm", "max_model_len": 8192}]},
+            "/v1/models": {
+                "object": "list",
+                "data": [{"id": "m", "object": "model", "owned_by": "vllm", "max_model_len": 8192}],
+            },
         },
         "sglang": {"/server_info": {"version": "0.5.4", "internal_states": [{}], "model_path": "m"}},
         "ollama": {"/api/version": {"version": "0.12.6"}},
@@ -117,7 +125,18 @@ def test_a_server_that_ignores_the_grammar_is_said_once(caplog: pytest.LogCaptur
 
 def _cli(url: str, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENAI_API_KEY": "x"}
-    command = [sys.executable, "-m", "react_text.cli", "run", "--base-url", url, "--model", "m", *flags, "What is 2 + 2?"]
+    command = [
+        sys.executable,
+        "-m",
+        "react_text.cli",
+        "run",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        *flags,
+        "What is 2 + 2?",
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
 
 

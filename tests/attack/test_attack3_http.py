@@ -14,11 +14,10 @@ import time
 from collections import Counter
 
 import pytest
+from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 from react_text import Agent, Limits, OpenAIChat
 from react_text.toolbox import calculator
-
-from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 TEXT = "THOUGHT: easy.\nFINAL: 42"
 
@@ -115,7 +114,7 @@ def test_async_an_answer_that_is_not_retried_is_sent_once(status: int) -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"choices\": [",
+        b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"choices": [',
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
         b"HTTP/1.1 abc\r\n\r\n",
         b"\x00\x01\x02 hello\r\n\r\n",
