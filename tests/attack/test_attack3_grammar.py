@@ -188,3 +188,18 @@ def test_an_old_vllm_is_not_sent_a_field_it_does_not_read() -> None:
         model = OpenAIChat("m", base_url=fake.url, api_key="x", grammar=True)
         Agent(model, tools=[add], limits=Limits(steps=2)).run("q")
         assert "structured_outputs" not in fake.posts()[0].body
+
+
+def test_think_adds_an_optional_think_block_and_thinking_is_not_taken_for_an_ignored_grammar(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reply = "<think>ACTION: add[9, 9]? no.</think>\nTHOUGHT: x\nFINAL: 42"
+    with _server("llama.cpp", reply) as fake:
+        model = OpenAIChat("m", base_url=fake.url, api_key="x", grammar=True, think=True)
+        with caplog.at_level(logging.WARNING):
+            result = Agent(model, tools=[add], limits=Limits(steps=2)).run("q")
+        grammar = fake.posts()[0].body["grammar"]
+    assert result.answer == "42" and result.tool_calls == 0
+    assert "ACTION: add[9, 9]" in result.steps[0].reasoning
+    assert grammar.startswith("root ::= think?")
+    assert not [r for r in caplog.records if "does not apply the grammar" in r.getMessage()]
