@@ -341,13 +341,13 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
         "--grammar",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="constrain decoding to the protocol (default: on for the in-process model; "
-        "--grammar for a llama.cpp server, which takes a GBNF grammar)",
+        help="constrain decoding to the protocol (default: on for the in-process model, off on a server; "
+        "--grammar sends it in the field of --server, else of what the server says it is, else llama.cpp's)",
     )
     command.add_argument(
         "--server",
         choices=["llama.cpp", "vllm", "sglang", "ollama", "openai"],
-        help="what the server at --base-url is, so the grammar goes where it takes one (llama.cpp: grammar, "
+        help="what the server at --base-url is, so a grammar (--grammar) goes where it takes one (llama.cpp: grammar, "
         "vllm: structured_outputs, sglang: ebnf; ollama and openai take none)",
     )
     command.add_argument(

@@ -105,8 +105,9 @@ def model(
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
     `base_url` (default: $OPENAI_BASE_URL, else OpenAI). `server` says what the server is
-    ("llama.cpp", "vllm", "sglang", "ollama", "openai"): where the protocol grammar goes (None: no
-    grammar is sent); `grammar=True` alone means a llama.cpp server. `temperature`: None for the
+    ("llama.cpp", "vllm", "sglang", "ollama", "openai"): where the protocol grammar goes, when
+    `grammar=True` sends one (off by default on a server; `grammar=True` alone means a llama.cpp
+    server, or what the server says it is). `temperature`: None for the
     backend's default (0). `think`: under the grammar, a free <think> block may come before the
     protocol."""
     from .download import MODELS, resolve
@@ -143,7 +144,7 @@ def model(
         name,
         base_url=url,
         stream=stream,
-        grammar=bool(grammar) and server is None,
+        grammar=bool(grammar),
         server=server,
         temperature=0.0 if temperature is None else temperature,
         think=think,

@@ -40,6 +40,7 @@ from .errors import ContextLengthError, ModelError, scrub
 from .grammar import MAX_ANSWER, protocol_grammar
 from .history import THOUGHT_CUE, History
 from .limits import MIN_REPLY_TOKENS
+from .model_info import grammar_on
 from .planning import Plan, limit_words
 from .tools import Tool, truncate
 from .types import (
@@ -224,7 +225,7 @@ class _Protocol:
         self.tool_calls = 0
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
-        use_grammar = agent.model.accepts_grammar if agent.prompting.grammar is None else agent.prompting.grammar
+        use_grammar = grammar_on(agent.model, agent.info, agent.prompting.grammar)
         self.parallel = agent.prompting.parallel
         actions = self.limits.actions if self.parallel else 1
         typed = tuple(agent.tools)  # each tool's input constrained by what it takes (grammar_inputs)

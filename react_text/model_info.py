@@ -15,10 +15,13 @@ else and matches no class names):
     provider                   who serves it, as telemetry names it               the class's name
     url                        the server's URL, without credentials              none: no server
     in_process                 it runs in this process, not on a server           False
+    grammar                    it was built to send the grammar (grammar=True)    False
     serial                     its calls run one at a time (llama.cpp)            False
     stream                     it streams replies                                 False
 
 The backends declare theirs; a model of the user's own may declare any of them.
+
+`grammar_on` is the one place that decides whether a run sends the protocol grammar.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from .limits import Limits
 from .prompt_style import Prompting
 from .types import AsyncModel, Model
 
-__all__ = ["ModelInfo", "describe"]
+__all__ = ["ModelInfo", "describe", "grammar_on"]
 
 Counter = Callable[[str], int]
 
@@ -44,6 +47,7 @@ class ModelInfo:
     provider: str
     url: str | None = None
     in_process: bool = False
+    grammar: bool = False  # built to send the grammar (a server backend's grammar=True)
     serial: bool = False
     stream: bool = False
     asynchronous: bool = False  # it has agenerate
@@ -68,6 +72,7 @@ def describe(model: Model) -> ModelInfo:
         provider=provider if isinstance(provider, str) else type(model).__name__.lower(),
         url=str(url) if url else None,
         in_process=getattr(model, "in_process", False) is True,
+        grammar=getattr(model, "grammar", False) is True,
         serial=getattr(model, "serial", False) is True,
         stream=bool(getattr(model, "stream", False)),
         asynchronous=isinstance(model, AsyncModel),
@@ -82,3 +87,15 @@ def describe(model: Model) -> ModelInfo:
 def _window(model: object) -> int | None:
     found = getattr(model, "context_window", None)
     return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
+def grammar_on(model: Model, info: ModelInfo, asked: bool | None) -> bool:
+    """Whether a run constrains decoding to the protocol grammar. `asked` is `Prompting.grammar`:
+    True or False decides (an agent refuses True for a model that takes no grammar). None leaves it
+    to the model: on for a model in this process that accepts one (the embedded model), on for a
+    server backend built with grammar=True (where its server takes one), off for every other
+    server. Naming the server (`server=`) or the server saying what it is only says where a grammar
+    would go: a reasoning model forced to start with THOUGHT: would be harmed without a word."""
+    if asked is not None:
+        return asked
+    return (info.in_process or info.grammar) and model.accepts_grammar

@@ -76,7 +76,7 @@ def chatty(messages: list[dict[str, str]]) -> str:
 
 def test_a_server_that_ignores_the_grammar_is_said_once(drive: Drive, caplog: pytest.LogCaptureFixture) -> None:
     with FakeServer(say=chatty) as fake:
-        model = OpenAIChat("fake", base_url=fake.url, server="vllm")
+        model = OpenAIChat("fake", base_url=fake.url, server="vllm", grammar=True)
         agent = Agent(model, tools=[calculator]).with_limits(steps=3)
         for _ in range(2):
             result = drive(agent, "What is 2 + 3?")
@@ -89,16 +89,18 @@ def test_a_server_that_ignores_the_grammar_is_said_once(drive: Drive, caplog: py
 
 def test_a_server_that_applies_it_is_not_suspected(caplog: pytest.LogCaptureFixture) -> None:
     with FakeServer() as fake:
-        Agent(OpenAIChat("fake", base_url=fake.url, server="sglang"), tools=[calculator]).run("What is 2 + 3?")
+        Agent(OpenAIChat("fake", base_url=fake.url, server="sglang", grammar=True), tools=[calculator]).run(
+            "What is 2 + 3?"
+        )
     assert not [r for r in caplog.records if "does not apply the grammar" in r.message]
 
 
 def test_the_trace_says_it_once(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with FakeServer(say=chatty) as fake, Tracer(path) as tracer:
-        agent = Agent(OpenAIChat("fake", base_url=fake.url, server="llama.cpp"), tools=[calculator]).with_limits(
-            steps=3
-        )
+        agent = Agent(
+            OpenAIChat("fake", base_url=fake.url, server="llama.cpp", grammar=True), tools=[calculator]
+        ).with_limits(steps=3)
         tracer.start("What is 2 + 3?", describe(agent))  # the run_start says which server it is
         agent.run("What is 2 + 3?", observer=tracer.observer)
     events = [json.loads(line) for line in path.read_text().splitlines()]

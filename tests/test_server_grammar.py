@@ -10,7 +10,7 @@ import pytest
 from fake_openai import FakeServer
 from grammars import ebnf, gbnf
 
-from react_text import Agent
+from react_text import Agent, Prompting
 from react_text.backends.openai_api import OpenAIChat
 from react_text.config import model as configured
 from react_text.errors import ConfigError
@@ -35,7 +35,8 @@ XGRAMMAR = importlib.util.find_spec("xgrammar") is not None
 @pytest.mark.parametrize("server", ["llama.cpp", "vllm", "sglang"])
 def test_each_server_gets_the_grammar_in_its_own_field(server: str) -> None:
     with FakeServer() as fake:
-        agent = Agent(OpenAIChat("fake", base_url=fake.url, server=server), tools=[calculator])  # type: ignore[arg-type]
+        model = OpenAIChat("fake", base_url=fake.url, server=server, grammar=True)  # type: ignore[arg-type]
+        agent = Agent(model, tools=[calculator])
         result = agent.run("What is 2 + 3?")
     assert (result.answer, result.stop_reason) == ("5", "final")
     assert len(fake.bodies) == 2
@@ -78,6 +79,24 @@ def test_the_command_line_names_the_server(tmp_path: Any) -> None:
     from react_text.cli import main
 
     with FakeServer() as fake:
-        code = main(["run", "What is 2 + 3?", "--base-url", fake.url, "--model", "fake", "--server", "vllm"])
+        code = main(
+            ["run", "What is 2 + 3?", "--base-url", fake.url, "--model", "fake", "--server", "vllm", "--grammar"]
+        )
     assert code == 0
     assert fake.bodies and all(grammar_in("vllm", b) for b in fake.bodies)
+
+
+@pytest.mark.parametrize("server", ["llama.cpp", "vllm", "sglang"])
+def test_naming_a_server_that_takes_a_grammar_sends_none_unasked(server: str) -> None:
+    """servers.md and `--grammar`'s help: the grammar is off by default on a server; `server=`
+    says where one would go. A reasoning model forced to start with THOUGHT: is harmed silently,
+    so only grammar=True (or Prompting(grammar=True)) sends one."""
+    with FakeServer() as fake:
+        model = OpenAIChat("fake", base_url=fake.url, server=server)  # type: ignore[arg-type]
+        assert model.accepts_grammar and not model.grammar
+        Agent(model, tools=[calculator]).run("What is 2 + 3?")
+        asked = Agent(model, tools=[calculator], prompting=Prompting(grammar=True)).run("What is 2 + 3?")
+    assert asked.answer == "5"
+    unasked, sent = fake.bodies[:2], fake.bodies[2:]
+    assert unasked and not any({"grammar", "structured_outputs", "ebnf"} & set(b) for b in unasked)
+    assert sent and all(grammar_in(server, b) for b in sent)

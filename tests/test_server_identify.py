@@ -84,7 +84,7 @@ def test_the_server_says_what_it_is_and_the_grammar_goes_where_it_takes_one(
 ) -> None:
     caplog.set_level(logging.INFO, logger="react_text.backends.openai_api")
     with FakeServer(about=about) as fake:
-        model = OpenAIChat("fake", base_url=fake.url)
+        model = OpenAIChat("fake", base_url=fake.url, grammar=True)
         agent = Agent(model, tools=[calculator])
         asked = []
         for _ in range(2):
@@ -102,6 +102,22 @@ def test_the_server_says_what_it_is_and_the_grammar_goes_where_it_takes_one(
     lines = [line for line in said(caplog) if path in line]
     assert len(lines) == 1, said(caplog)
     assert server in lines[0]
+
+
+@pytest.mark.parametrize(("server", "about"), [("llama.cpp", LLAMA_CPP), ("vllm", VLLM), ("sglang", SGLANG)])
+def test_a_server_that_says_it_takes_a_grammar_gets_none_unasked(
+    server: str, about: dict[str, Any], drive: Drive, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the probe finds says where a grammar would go; it never turns one on (servers.md: the
+    grammar is off by default on a server): a reasoning model made to start with THOUGHT: would
+    be harmed without a word."""
+    caplog.set_level(logging.INFO, logger="react_text.backends.openai_api")
+    with FakeServer(about=about) as fake:
+        model = OpenAIChat("fake", base_url=fake.url)
+        result = drive(Agent(model, tools=[calculator]), "What is 2 + 3?")
+        assert (model.server, model.accepts_grammar, result.answer) == (server, True, "5")
+    assert fake.bodies and not any(FIELDS & set(b) for b in fake.bodies)
+    assert any("grammar=True sends one" in line for line in said(caplog)), said(caplog)
 
 
 def test_an_unknown_server_gets_no_grammar_said_once(drive: Drive, caplog: pytest.LogCaptureFixture) -> None:
@@ -131,7 +147,7 @@ def test_vllm_is_not_taken_from_version_alone() -> None:
 
 def test_a_server_given_is_not_asked() -> None:
     with FakeServer(about=OLLAMA) as fake:
-        model = OpenAIChat("fake", base_url=fake.url, server="vllm")
+        model = OpenAIChat("fake", base_url=fake.url, server="vllm", grammar=True)
         Agent(model, tools=[calculator]).run("What is 2 + 3?")
     assert fake.gets == ["/v1/models", "/props"]  # the context window's look-up only
     assert model.identity.said.startswith("server='vllm' was given")
@@ -159,7 +175,9 @@ def test_the_trace_says_what_the_server_is_and_why(tmp_path: Path) -> None:
 
     trace = tmp_path / "run.jsonl"
     with FakeServer(about=VLLM) as fake:
-        code = main(["run", "What is 2 + 3?", "--base-url", fake.url, "--model", "fake", "--trace", str(trace)])
+        code = main(
+            ["run", "What is 2 + 3?", "--base-url", fake.url, "--model", "fake", "--grammar", "--trace", str(trace)]
+        )
     assert code == 0
     start = json.loads(trace.read_text().splitlines()[0])
     assert start["model"]["server"] == "vllm"

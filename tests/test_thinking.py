@@ -72,7 +72,7 @@ def inline_thinking(messages: list[dict[str, str]]) -> str:
 
 def test_llama_cpp_gets_the_think_block_in_its_grammar(drive: Drive) -> None:
     with FakeServer(about=LLAMA_CPP, say=inline_thinking) as fake:
-        model = OpenAIChat("fake", base_url=fake.url, think=True)
+        model = OpenAIChat("fake", base_url=fake.url, think=True, grammar=True)
         result = drive(Agent(model, tools=[calculator]), "What is 2 + 3?")
     assert (result.answer, result.stop_reason) == ("5", "final")
     assert [s.reasoning for s in result.steps] == ["The calculator adds."] * 2
@@ -85,7 +85,7 @@ def test_vllm_with_a_reasoning_parser_splits_the_thinking_and_the_grammar_holds_
     """vLLM with --reasoning-parser applies structured_outputs after the thinking ends and returns
     the thinking as reasoning_content; the optional block in the grammar changes nothing there."""
     with FakeServer(reasoning="First I think, then I add.") as fake:
-        model = OpenAIChat("fake", base_url=fake.url, server="vllm", think=True)
+        model = OpenAIChat("fake", base_url=fake.url, server="vllm", think=True, grammar=True)
         result = drive(Agent(model, tools=[calculator]), "What is 2 + 3?")
     assert (result.answer, result.stop_reason) == ("5", "final")
     assert all(s.reasoning == "First I think, then I add." for s in result.steps)
@@ -100,7 +100,7 @@ def test_sglang_with_a_reasoning_parser_gets_the_plain_grammar(drive: Drive) -> 
     thinking (and returns the thinking as reasoning_content), so the grammar is sent as it is."""
     about = {"/server_info": {**SGLANG_INFO, "reasoning_parser": "qwen3"}}
     with FakeServer(about=about, reasoning="Thinking it over.") as fake:
-        model = OpenAIChat("fake", base_url=fake.url, think=True)
+        model = OpenAIChat("fake", base_url=fake.url, think=True, grammar=True)
         result = drive(Agent(model, tools=[calculator]), "What is 2 + 3?")
     assert (result.answer, result.stop_reason) == ("5", "final")
     assert model.identity.reasoning_parser == "qwen3"
@@ -113,7 +113,7 @@ def test_sglang_with_a_reasoning_parser_gets_the_plain_grammar(drive: Drive) -> 
 
 def test_without_think_the_grammar_has_no_block() -> None:
     with FakeServer(about=LLAMA_CPP) as fake:
-        Agent(OpenAIChat("fake", base_url=fake.url), tools=[calculator]).run("What is 2 + 3?")
+        Agent(OpenAIChat("fake", base_url=fake.url, grammar=True), tools=[calculator]).run("What is 2 + 3?")
     assert all("think" not in b["grammar"] for b in fake.bodies)
 
 

@@ -19,13 +19,15 @@ loop, shared by the backends in it), when this backend built its own client, no 
 the environment and the call is not streamed. Its first failure hands the request to the client,
 which retries, waits and raises as ever (see `_alean`); the tries add up to the client's own.
 
-A grammar (the protocol's, see `react_text.grammar`) goes where the server takes one:
-llama.cpp's `grammar`, vLLM's `structured_outputs: {"grammar": ...}`, SGLang's `ebnf`; Ollama and
-OpenAI take none. What the server is comes from `server=`, else from the server itself, asked once
-on first use (`identify`: llama.cpp's /props, SGLang's /server_info, vLLM's /version, Ollama's
-/api/version, llama-cpp-python's /openapi.json); `identity.said` says what was found and why, in
-the log and in a trace's run_start. A server that says none of these gets no grammar;
-`grammar=True` with one that does not say means llama.cpp, as it always has.
+A grammar (the protocol's, see `react_text.grammar`) is sent only when asked for: `grammar=True`
+here, or `Prompting(grammar=True)` (`model_info.grammar_on`); naming the server never turns it on.
+It goes where the server takes one: llama.cpp's `grammar`, vLLM's `structured_outputs:
+{"grammar": ...}`, SGLang's `ebnf`; Ollama and OpenAI take none. What the server is comes from
+`server=`, else from the server itself, asked once on first use (`identify`: llama.cpp's /props,
+SGLang's /server_info, vLLM's /version, Ollama's /api/version, llama-cpp-python's /openapi.json);
+`identity.said` says what was found and why, in the log and in a trace's run_start. A server that
+says none of these takes no grammar; `grammar=True` with one that does not say means llama.cpp, as
+it always has.
 
 Stop sequences: sent as `stop`; when a server answers 400 naming the `stop` parameter (OpenAI's
 reasoning models do), the call is retried without it and this backend never sends `stop` again:
@@ -166,7 +168,14 @@ class _OpenAIBackend:
 
     @property
     def accepts_grammar(self) -> bool:
+        """Whether the server can take a grammar (it is llama.cpp, vLLM or SGLang): where one would go,
+        not whether one is sent (`grammar`)."""
         return self.server in wire.GRAMMAR_SERVERS
+
+    @property
+    def grammar(self) -> bool:
+        """Built with grammar=True: a run sends the grammar unless its Prompting says grammar=False."""
+        return self._grammar_asked
 
     @property
     def identity(self) -> identify.Identity:
@@ -192,8 +201,10 @@ class _OpenAIBackend:
             said = f"{found.said}; grammar=True alone means llama.cpp: the grammar goes in {identify.FIELDS[server]}"
         elif server is None:
             said = f"{found.said}: no grammar is sent (say server=... to choose where it goes)"
-        else:
+        elif self._grammar_asked or server not in wire.GRAMMAR_SERVERS:
             said = f"{found.said}: {server}; the grammar goes {_where(server)}"
+        else:
+            said = f"{found.said}: {server}; a grammar would go {_where(server)} (grammar=True sends one)"
         if found.reasoning_parser and server in wire.GRAMMAR_SERVERS:
             said += f"; its reasoning parser ({found.reasoning_parser}) starts the grammar after the thinking"
         self._server = server

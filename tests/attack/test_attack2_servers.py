@@ -29,8 +29,8 @@ def _grammar_of(body: dict[str, Any], server: str) -> Any:
     return value["grammar"] if server == "vllm" and isinstance(value, dict) else value
 
 
-# servers.md: "Name the server with `--server` (or `OpenAIChat(..., server=...)`), and react-text
-# sends the protocol grammar in the field that server reads" -- llama.cpp "grammar", vLLM
+# servers.md: "`--grammar` (`OpenAIChat(..., grammar=True)` ...) turns it on, and it goes in the
+# field of the server named with `--server`" -- llama.cpp "grammar", vLLM
 # "structured_outputs": {"grammar": ...}, SGLang "ebnf"; "the forced final call at a limit admits
 # only `FINAL:`".
 @pytest.mark.parametrize("server", ["llama.cpp", "vllm", "sglang"])
@@ -69,9 +69,8 @@ def _cli_bodies(*flags: str) -> list[dict[str, Any]]:
 
 
 # `react-text run --help`: "--grammar, --no-grammar  constrain decoding to the protocol (default:
-# on for the in-process model; --grammar for a llama.cpp server ...)"; servers.md: "Nothing is
-# guessed". Naming the server alone should say where a grammar goes, not switch one on.
-@pytest.mark.xfail(strict=True, reason="--server vllm without --grammar sends structured_outputs anyway")
+# on for the in-process model, off on a server ...)"; servers.md: "Naming the server ... never
+# turns the grammar on by itself". Naming the server says where a grammar goes, not to send one.
 def test_naming_the_server_does_not_turn_the_grammar_on() -> None:
     bodies = _cli_bodies("--server", "vllm")
     assert "structured_outputs" not in bodies[0]
