@@ -279,6 +279,7 @@ def describe(
                 "risky": t.risky,
                 "timeout": t.timeout,
                 "pure": t.pure,
+                "idempotent": t.idempotent,
             }
             for t in run_agent.tools
         ],

@@ -522,7 +522,7 @@ class _Protocol:
         if chosen is None:
             return self._unknown(action.tool)
         key = (chosen.name, action.input)
-        if chosen.pure and key in self.done:  # a tool with side effects runs again: that may be the point
+        if _remembered(chosen) and key in self.done:  # a tool with side effects runs again: that may be the point
             step, result = self.done[key]
             return prompting.render(
                 "corrections/repeated_action", tool=chosen.name, input=action.input, step=step, result=result
@@ -549,7 +549,7 @@ class _Protocol:
         text = truncate(ran.outcome.text, self.limits.observation_tokens, self.count)
         if not invoke.tool.pure:  # it may have changed what a pure tool reads: no earlier result stands
             self.done.clear()
-        elif ran.outcome.kind == "ok":
+        if _remembered(invoke.tool) and ran.outcome.kind == "ok":  # an idempotent call stands until another
             self.done[(invoke.tool.name, action.input)] = (number, text)
         return text
 
@@ -648,6 +648,12 @@ class _Protocol:
             name = "corrections/reply_cut" if isinstance(parsed, Action | Actions) else "corrections/answer_cut"
             return prompting.render(name, tokens=allowance)
         return prompting.render("corrections/input_open")
+
+
+def _remembered(chosen: Tool) -> bool:
+    """A tool whose repeat is answered from its earlier call (while `done` holds it): a pure one, or
+    an idempotent one (a repeat adds no effect; any call with side effects, its own too, clears `done`)."""
+    return chosen.pure or chosen.idempotent
 
 
 def _acted(text: str, parsed: Reading) -> str:

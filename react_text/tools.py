@@ -50,6 +50,7 @@ class Tool:
     risky: bool = False  # has side effects: runs only when approved
     timeout: float | None = None  # seconds; None waits for ever
     pure: bool = False  # free of side effects: a repeated call is answered from the first, not run again
+    idempotent: bool = False  # a repeat has no further effect: answered from the first while nothing else ran
     shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
 
     def __post_init__(self) -> None:
@@ -65,6 +66,8 @@ class Tool:
             raise TypeError(f"risky must be True or False, not {self.risky!r}")
         if not isinstance(self.pure, bool):
             raise TypeError(f"pure must be True or False, not {self.pure!r}")
+        if not isinstance(self.idempotent, bool):
+            raise TypeError(f"idempotent must be True or False, not {self.idempotent!r}")
         if self.timeout is not None and not (
             isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool) and self.timeout > 0
         ):
@@ -90,13 +93,17 @@ def tool(
     risky: bool = False,
     timeout: float | None = None,
     pure: bool = False,
+    idempotent: bool = False,
 ) -> typing.Any:
     """Make a Tool from a function; usable as `tool(fn, ...)` or as a decorator `@tool(risky=True)`.
 
     The name is the function's and the description the first paragraph of its docstring, unless given.
     `pure=True` says the function has no side effects (the same input, the same result), so a call
     the model repeats is answered from the first one, until a tool that is not pure runs (it may
-    change what this one reads); any other tool runs again.
+    change what this one reads); any other tool runs again. `idempotent=True` says it has side
+    effects that a repeat of the same call adds nothing to (`set_x[5]`, `reset[]`): a repeat is
+    answered from the last call while no other tool with side effects has run since, and it counts
+    as one itself (a pure tool's earlier result no longer stands after it).
     """
 
     def build(f: Callable[..., object]) -> Tool:
@@ -108,6 +115,7 @@ def tool(
             risky=risky,
             timeout=timeout,
             pure=pure,
+            idempotent=idempotent,
         )
 
     return build if fn is None else build(fn)

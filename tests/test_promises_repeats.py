@@ -53,8 +53,58 @@ def test_mcp_tools_that_say_they_are_read_only_or_idempotent_are_not_called_agai
         ]
         seen = observations(drive, Agent(ScriptedModel(script), tools=tools))
         assert seen[:5] == ["1", "1", repeated("peek", "1", 2), "reset", repeated("reset", "reset", 4)]
-        by_name = {t.name: t for t in tools}
-        assert (by_name["bump"].pure, by_name["peek"].pure, by_name["reset"].pure) == (False, True, True)
+        by_name = {t.name: (t.pure, t.idempotent) for t in tools}
+        assert by_name == {"bump": (False, False), "peek": (True, False), "reset": (False, True)}
+
+
+def test_an_idempotent_mcp_tool_changes_what_a_read_only_one_reads(drive: Drive) -> None:
+    """MCP's idempotentHint says a repeat has no further effect, not that the call has none: a
+    `peek` after a `reset` runs again, and a `reset` is answered from the last one only while no
+    other tool with side effects has run since (a read-only `peek` is none)."""
+    with mcp_tools(COUNTER) as tools:
+        script = ["bump", "peek", "reset", "peek", "reset", "bump", "reset", "peek"]
+        seen = observations(
+            drive, Agent(ScriptedModel([f"ACTION: {a}[]" for a in script] + ["FINAL: ok"]), tools=tools)
+        )
+        assert seen[:8] == ["1", "1", "reset", "0", repeated("reset", "reset", 3), "1", "reset", "0"]
+
+
+def test_an_idempotent_python_tool_is_answered_from_its_last_call_only_while_nothing_else_changed(
+    drive: Drive,
+) -> None:
+    store = {"x": 0}
+    ran: list[str] = []
+
+    @tool(idempotent=True)
+    def set_x(value: int) -> str:
+        """Set x."""
+        ran.append(f"set {value}")
+        store["x"] = value
+        return f"x is {value}"
+
+    @tool(pure=True)
+    def get_x() -> str:
+        """Read x."""
+        ran.append("get")
+        return str(store["x"])
+
+    script = ["set_x[5]", "get_x[]", "set_x[5]", "get_x[]", "set_x[6]", "get_x[]", "set_x[5]", "get_x[]"]
+    seen = observations(
+        drive, Agent(ScriptedModel([f"ACTION: {a}" for a in script] + ["FINAL: ok"]), tools=[set_x, get_x])
+    )
+    assert ran == ["set 5", "get", "set 6", "get", "set 5", "get"]
+    assert seen[:8] == [
+        "x is 5",
+        "5",
+        repeated("set_x", "x is 5", 1, "5"),
+        repeated("get_x", "5", 2),
+        "x is 6",
+        "6",
+        "x is 5",
+        "5",
+    ]
+    with pytest.raises(TypeError, match="idempotent must be True or False"):
+        Tool("f", "X.", get_x.fn, idempotent=1)  # type: ignore[arg-type]
 
 
 def test_a_python_tool_runs_again_unless_marked_pure(drive: Drive) -> None:

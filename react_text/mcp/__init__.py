@@ -17,9 +17,12 @@ reads `get-weather[Oslo]` as it reads a Python function's input. Results: text c
 structured content without text is shown as JSON, an `isError` result raises `ToolError` with the
 server's words (the engine shows it as a tool error), and images, audio and other binary content
 are refused in words. A tool whose annotations say `destructiveHint` (and not `readOnlyHint`) is
-risky: it runs only when approved. One that says `readOnlyHint` or `idempotentHint` is pure: a call
-the model repeats is answered from the first one. Any other tool (a counter, a browser, a shell)
-runs every time it is called.
+risky: it runs only when approved. One that says `readOnlyHint` is pure: a call the model repeats
+is answered from the first one, while no tool with side effects has run since. One that says
+`idempotentHint` (a repeat adds no effect, but the call has one: `set_x`, `reset`) is answered from
+its last call only while no other tool with side effects has run since, and a pure tool's earlier
+result no longer stands after it. Any other tool (a counter, a browser, a shell) runs every time
+it is called.
 
 Secrets: a stdio server gets only the SDK's default environment (HOME, PATH, ...) plus `env=`;
 HTTP headers are sent to their server and appear in no repr, log line or error message.

@@ -170,7 +170,9 @@ def _tool(spec: mcp.types.Tool, fn: Callable[..., object], timeout: float | None
         fn,
         risky=bool(hints and hints.destructive_hint and not hints.read_only_hint),
         timeout=timeout,
-        pure=bool(hints and (hints.read_only_hint or hints.idempotent_hint)),  # a repeat changes nothing
+        pure=bool(hints and hints.read_only_hint),  # no side effects: a repeat is answered from the first
+        # a side effect that a repeat adds nothing to: answered from the last while nothing else ran
+        idempotent=bool(hints and hints.idempotent_hint and not hints.read_only_hint),
     )
 
 
