@@ -154,7 +154,10 @@ class Meter:
     request is that report plus what was appended since: the replies in the server's count (it
     reported them), the rest scaled by the largest ratio of server tokens to local tokens seen so
     far, in whole prompts and in the appended text alone (with a margin). From the second request on, the budget is
-    planned in the server's own units, whatever its tokenizer.
+    planned in the server's own units. The local count of a text is at least its length at the
+    instructions' density (`history`), so a text tiktoken reads unusually densely is not taken to
+    count for the server what tiktoken says: the estimate is the larger of its tiktoken count and
+    its length, each at the rate the server has shown.
     """
 
     SAFETY = 1.1  # on top of the largest ratio seen: appended text may tokenize worse than the average

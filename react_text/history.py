@@ -7,10 +7,18 @@ the history outgrows the model's context window: then the oldest observations ar
 replaced by a one-line note), then the oldest replies are cut to their directive line; the
 opening (instructions and task) and the latest step always stay. Each entry's tokens are counted
 once, when it is written.
+
+A text counts at least its length at the opening's density (its tokens per character): tiktoken
+reads some text (a Latin page, long runs of one word) in far fewer tokens a character than the
+instructions, where a server's tokenizer may not, and the server has counted only the opening
+when the first tool output is sent. Scaled by what the server reports (`budget.Meter`), each text
+is then estimated by the larger of its tiktoken count and its length, each at the rate the
+server has shown.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -56,6 +64,9 @@ class History:
         self.chat = not isinstance(opening, str)
         self._count = count
         self._entries: list[_Entry] = []
+        texts = [opening] if isinstance(opening, str) else [m.content for m in opening]
+        chars = sum(len(t) for t in texts)
+        self.density = sum(count(t) for t in texts) / chars if chars else 0.0  # the opening's tokens a character
         if isinstance(opening, str):
             self._add("opening", "user", opening, 0)
             self.tokens = count(THOUGHT_CUE)  # the cue every request ends with
@@ -68,7 +79,8 @@ class History:
     # --- writing ----------------------------------------------------------------------------------
 
     def _cost(self, text: str) -> int:
-        return self._count(text) + (MESSAGE_OVERHEAD if self.chat else 0)
+        """The local count of `text`: its tokens, but at least its length at the opening's density."""
+        return max(self._count(text), math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
 
     def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "") -> int:
         entry = _Entry(kind, role, text, self._cost(text), step, short)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import socket
 
 import pytest
@@ -35,6 +36,12 @@ def test_unknown_encoding_is_a_clear_error() -> None:
         budget.encoding("p50k_base")
 
 
+def floored(count: budget.Counter, opening: list[str]) -> budget.Counter:
+    """The history's local count, recounted whole: tokens, but at least the length at the opening's density."""
+    density = sum(count(t) for t in opening) / sum(len(t) for t in opening)
+    return lambda text: max(count(text), math.ceil(len(text) * density))
+
+
 def test_history_count_is_incremental_and_matches_a_full_count() -> None:
     count = budget.counter("gpt-4o")
     history = History((Message("system", "rules " * 50), Message("user", "task")), count)
@@ -42,8 +49,24 @@ def test_history_count_is_incremental_and_matches_a_full_count() -> None:
     history.add_observation("42\nand more", 1)
     prompt = history.prompt()
     assert isinstance(prompt, tuple)
-    full = sum(count(m.content) + budget.MESSAGE_OVERHEAD for m in prompt) + budget.REPLY_PRIMING
+    local = floored(count, ["rules " * 50, "task"])
+    full = sum(local(m.content) + budget.MESSAGE_OVERHEAD for m in prompt) + budget.REPLY_PRIMING
     assert history.tokens == full
+
+
+def test_a_text_counts_at_least_its_length_at_the_openings_density() -> None:
+    """Issue 20 (F5): tiktoken reads a Latin page in 691 tokens where a server counting characters
+    reads 951, and the instructions, all the server had counted, told it nothing of that. A text
+    tiktoken reads unusually densely counts as its length at the opening's tokens a character."""
+    count = budget.counter("gpt-4o")
+    rules = "Answer the question. Use a tool when you need one, then give the final answer. " * 8
+    history = History((Message("system", rules), Message("user", "Read.")), count)
+    density = (count(rules) + count("Read.")) / (len(rules) + len("Read."))
+    page = "lorem ipsum dolor " * 150
+    assert count(page) < len(page) * density  # tiktoken reads it more densely than the rules
+    assert history.cost(page) >= len(page) * density
+    dense = '{"id": 17, "qty": [3, 4], "at": "2026-12-01"}\n' * 10  # read more densely than the rules: as is
+    assert history.cost(dense) == count(history.observation_piece(dense)) + budget.MESSAGE_OVERHEAD
 
 
 def test_history_count_of_a_transcript_is_never_below_a_full_count() -> None:
@@ -54,7 +77,8 @@ def test_history_count_of_a_transcript_is_never_below_a_full_count() -> None:
     prompt = history.prompt()
     assert isinstance(prompt, str)
     # pieces counted apart may differ by a token at a boundary; never by less than the whole
-    assert count(prompt) <= history.tokens <= count(prompt) + 4
+    local = floored(count, ["rules " * 50 + "\nQUESTION: task\n"])
+    assert local(prompt) <= history.tokens <= local(prompt) + 4
 
 
 def test_meter_learns_the_servers_count() -> None:
