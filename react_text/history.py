@@ -4,8 +4,11 @@ Chat models get a list of messages (the reply as the assistant's, the observatio
 completion models get one transcript that ends with `THOUGHT:`, which they continue. Entries are
 only appended, so what is sent grows at the end and server-side prompt caches keep hitting, until
 the history outgrows the model's context window: then the oldest observations are elided (each
-replaced by a one-line note), then the oldest replies are cut to their directive line; the
-opening (instructions and task) and the latest step always stay. Each entry's tokens are counted
+replaced by a one-line note), then the oldest replies are cut to their directive line, then the
+oldest steps are folded into one pair of messages after the opening that lists their calls (an
+elided step still costs two messages; a fold of many costs a few tokens a step); the opening
+(instructions and task) and the latest step always stay. Each rewrite makes what it replaces
+shorter, or is not made. Each entry's tokens are counted
 once, when it is written.
 
 A text counts at least its length at the opening's density (its tokens per character): tiktoken
@@ -34,7 +37,7 @@ __all__ = [
 
 THOUGHT_CUE = "THOUGHT:"
 _NOTE_SEPARATOR = "\n\n"
-_Kind = Literal["opening", "reply", "observation", "note"]
+_Kind = Literal["opening", "reply", "observation", "note", "fold"]
 
 
 @dataclass(slots=True)
@@ -75,6 +78,8 @@ class History:
             for message in opening:
                 self._add("opening", message.role, message.content, 0)
         self.tokens += sum(e.tokens for e in self._entries)
+        self._folded = 0  # steps 1 to this one are folded into the pair of entries after the opening
+        self._fold_calls: tuple[str, ...] = ()  # their calls, oldest first
 
     # --- writing ----------------------------------------------------------------------------------
 
@@ -163,10 +168,18 @@ class History:
         return sum(e.tokens for e in self._entries if e.step == step and step > 0 and e.kind != "note")
 
     def floor(self, keep_from: int) -> int:
-        """The local count once everything that `elide(0, keep_from)` would elide is: the least
-        this history can be made to cost while step `keep_from` and later stay whole."""
+        """The local count once everything that `elide(0, keep_from)` would elide and fold is: the
+        least this history can be made to cost while step `keep_from` and later stay whole."""
         saved = sum(max(e.tokens - self._shrunk(e)[1], 0) for e in self._entries if self._elidable(e, keep_from))
-        return self.tokens - saved
+        least = self.tokens - saved
+        folded = self._fold_plan(self._foldable(keep_from))
+        if folded is not None:
+            fold, replaced, _ = folded
+            before = sum(
+                min(e.tokens, self._shrunk(e)[1]) if self._elidable(e, keep_from) else e.tokens for e in replaced
+            )
+            least -= max(before - sum(e.tokens for e in fold), 0)
+        return least
 
     def step_floor(self, step: int) -> int:
         """The local cost of step `step` (its reply and observation) elided as far as it can be; 0
@@ -181,8 +194,8 @@ class History:
 
     @property
     def elided(self) -> tuple[int, ...]:
-        """The steps something was elided from."""
-        return tuple(sorted({e.step for e in self._entries if e.elided}))
+        """The steps something was elided from (a folded step, all of it)."""
+        return tuple(sorted({e.step for e in self._entries if e.elided} | set(range(1, self._folded + 1))))
 
     # --- making room ------------------------------------------------------------------------------
 
@@ -199,7 +212,61 @@ class History:
                     return changed
                 if entry.kind == kind and self._elidable(entry, keep_from):
                     changed = self._shrink(entry) or changed
+        for last in range(self._folded + 1, self._foldable(keep_from) + 1):
+            if self.tokens <= target:
+                return changed
+            changed = self._fold(last) or changed
         return changed
+
+    # --- folding: the oldest steps as one pair of messages ------------------------------------------
+
+    def _foldable(self, keep_from: int) -> int:
+        """The last step a fold may take in: before `keep_from`, and never the latest step (a note
+        may have joined its observation)."""
+        return min(keep_from, self._entries[-1].step) - 1
+
+    def _fold_plan(self, last: int) -> tuple[list[_Entry], list[_Entry], tuple[str, ...]] | None:
+        """The entries that would fold steps 1 to `last`, those they would replace, and the calls
+        they list; None when there is nothing new to fold or a step holds more than its reply and
+        observation."""
+        if last <= self._folded:
+            return None
+        replaced = [e for e in self._entries if e.kind == "fold" or (e.kind != "opening" and e.step <= last)]
+        if any(e.kind not in ("fold", "reply", "observation") for e in replaced):
+            return None
+        calls = self._fold_calls + tuple(
+            line.removeprefix("ACTION: ")
+            for e in replaced
+            if e.kind == "reply"
+            for line in e.short.splitlines()
+            if line.strip()
+        )
+        said = prompting.render("history/folded_steps", first=1, last=last, calls=_calls_words(calls))
+        results = self.observation_piece(prompting.render("history/folded_results"))
+        if not self.chat:
+            said = f"{THOUGHT_CUE} {said}\n"
+        fold = [
+            _Entry("fold", "assistant", said, self._cost(said), last),
+            _Entry("fold", "user", results, self._cost(results), last),
+        ]
+        return fold, replaced, calls
+
+    def _fold(self, last: int) -> bool:
+        """Fold steps 1 to `last` into one pair of entries after the opening, if that saves tokens."""
+        planned = self._fold_plan(last)
+        if planned is None:
+            return False
+        fold, replaced, calls = planned
+        saving = sum(e.tokens for e in replaced) - sum(e.tokens for e in fold)
+        if saving < _ELIDE_MIN_SAVING:
+            return False
+        gone = {id(e) for e in replaced}
+        opening = [e for e in self._entries if e.kind == "opening"]
+        self._entries = opening + fold + [e for e in self._entries if e.kind != "opening" and id(e) not in gone]
+        self.tokens -= saving
+        self._folded = last
+        self._fold_calls = calls
+        return True
 
     def _elidable(self, entry: _Entry, keep_from: int) -> bool:
         return entry.kind in ("observation", "reply") and not entry.elided and 0 < entry.step < keep_from
@@ -235,5 +302,24 @@ class History:
         return text, self._cost(text)
 
 
+def _calls_words(calls: tuple[str, ...]) -> str:
+    """The calls of folded steps, as one line: the latest that fit in `_FOLD_CALLS_MAX` characters,
+    and how many earlier ones there were."""
+    if not calls:
+        return "none"
+    kept: list[str] = []
+    size = 0
+    for call in reversed(calls):
+        call = call if len(call) <= _DIRECTIVE_MAX else call[: _DIRECTIVE_MAX - 1] + "…"
+        size += len(call) + 2
+        if kept and size > _FOLD_CALLS_MAX:
+            break
+        kept.append(call)
+    earlier = len(calls) - len(kept)
+    words = ", ".join(reversed(kept))
+    return f"{earlier} earlier, then {words}" if earlier else words
+
+
+_FOLD_CALLS_MAX = 600  # characters of the calls a fold lists (the latest kept): its cost stays bounded
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
 _ELIDE_MIN_SAVING = 1  # tokens an elision must save (a note as long as the step would only cost the cache)

@@ -139,3 +139,34 @@ def test_a_huge_run_of_spaces_is_counted_without_raising() -> None:
     # tiktoken's own pattern gives up on this ("Max stack size exceeded for backtracking")
     text = " " * 1_000_000 + "hello"
     assert 0 < budget.counter("gpt-4")(text) < 20_000
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_old_steps_fold_into_one_pair_whose_cost_is_bounded_and_the_floor_says_so(chat: bool) -> None:
+    """An elided step still costs its two messages; folded, the oldest steps cost one pair that
+    lists their calls (the latest 600 characters of them). The floor is what eliding as far as
+    it goes leaves, and the opening and the latest step stay."""
+    count = budget.counter("gpt-4o")
+    opening = (
+        (Message("system", "rules " * 50), Message("user", "task")) if chat else "rules " * 50 + "\nQUESTION: task\n"
+    )
+    costs = []
+    for steps in (150, 400):
+        history = History(opening, count)
+        for step in range(1, steps + 1):
+            history.add_reply(f"THOUGHT: look again {step}\nACTION: look[{step}]", step, f"ACTION: look[{step}]")
+            history.add_observation(f"result {step} " * 5, step)
+        floor = history.floor(steps)
+        assert history.elide(0, keep_from=steps)
+        assert history.tokens == floor
+        assert history.elided == tuple(range(1, steps))
+        prompt = history.prompt()
+        text = prompt if isinstance(prompt, str) else "\n".join(m.content for m in prompt)
+        assert (
+            f"look[{steps - 1}]" in text and f"result {steps} " in text
+        )  # the latest call listed, the latest step whole
+        assert "rules " * 50 in text
+        if chat:
+            assert isinstance(prompt, tuple) and [m.role for m in prompt[:4]] == ["system", "user", "assistant", "user"]
+        costs.append(history.tokens)
+    assert costs[1] - costs[0] < 20, costs  # 250 more steps folded cost next to nothing more

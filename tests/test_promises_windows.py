@@ -11,6 +11,7 @@ what ScriptedModel was sent.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -129,17 +130,36 @@ def test_a_second_refusal_of_the_same_call_ends_the_run() -> None:
 def test_elision_never_makes_a_message_longer(driver: Driver) -> None:
     """Issue 20: with short steps the note that replaced a step was longer than the step. A message
     the engine rewrote to make room is shorter than what it replaced (the forced-final note, which
-    joins the last message, aside)."""
+    joins the last message, aside).
+
+    The messages as written are those of the same run without a window. Each request is aligned
+    with them (difflib, by content): a run of messages rewritten one for one is shorter message by
+    message; a run rewritten into fewer (old steps folded into one pair) is shorter as a whole;
+    nothing is sent that replaces nothing, and the opening is never rewritten."""
+    whole = ScriptedModel(short_steps(12))
+    driver(Agent(whole, tools=[lookup], limits=Limits(steps=20)), TASK)
+    written = [m.content for m in messages(whole.calls[-1])]
+    folded = 0
     for window in range(300, 901, 20):
         model = ScriptedModel(short_steps(12), context_window=window)
         driver(Agent(model, tools=[lookup], limits=Limits(steps=20)), TASK)
-        original: dict[int, str] = {}
         for call in model.calls:
-            sent = messages(call)
-            for index, message in enumerate(sent[:-1]):
-                first = original.setdefault(index, message.content)
-                if message.content != first:
-                    assert cl100k(message.content) < cl100k(first), (window, first, message.content)
+            sent = [m.content for m in messages(call)[:-1]]
+            assert sent[:2] == written[: len(sent[:2])], window  # the instructions and the task
+            matcher = difflib.SequenceMatcher(a=written, b=sent, autojunk=False)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+                old, new = written[i1:i2], sent[j1:j2]
+                assert tag != "insert", (window, new)
+                if tag != "replace":
+                    continue
+                if len(old) == len(new):
+                    for before, after in zip(old, new, strict=True):
+                        assert cl100k(after) < cl100k(before), (window, before, after)
+                else:
+                    folded += 1
+                    assert len(new) < len(old), (window, old, new)
+                    assert sum(map(cl100k, new)) < sum(map(cl100k, old)), (window, old, new)
+    assert folded, "no window this small folded old steps: the test no longer tests folding"
 
 
 def test_an_exhausted_window_ends_with_the_forced_final_call(driver: Driver) -> None:

@@ -40,6 +40,8 @@ KNOWN = {
     "corrections/observation_dropped": set(),
     "history/elided_observation": {"source", "tokens"},
     "history/elided_reply": set(),
+    "history/folded_steps": {"first", "last", "calls"},
+    "history/folded_results": set(),
     "corrections/too_many_actions": {"most", "skipped"},
     "examples/generic": {"tool", "call"},
 }
