@@ -156,8 +156,9 @@ def page(topic: str) -> str:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="open (issue 20): the planner now keeps step 3 whole at call 5 (it fits), and the embedded model then "
-    "re-reads the first page instead of answering 1871 from the school page",
+    reason="open (issue 20), the 135M model: it reads bridge, mill, church and school (1871) in order; at call 5, "
+    "with the school page whole and the first two elided, it re-reads the bridge page instead of answering; at the "
+    "step limit, steps 1-6 folded, it answers the worked example's 1650 (measured 2026-12-02)",
 )
 def test_a_run_that_outgrows_the_window_completes_with_elided_steps() -> None:
     small = LocalModel(n_ctx=1024)  # the instructions and three pages; a fourth does not fit
