@@ -148,10 +148,6 @@ def test_cli_server_ollama_with_grammar_is_one_line_and_exit_2() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OpenAIChat(grammar=False) still sends the grammar once the probe finds llama.cpp",
-)
 def test_grammar_false_sends_no_grammar_to_a_llama_cpp_server() -> None:
     with _server("llama.cpp") as fake:
         model = OpenAIChat("m", base_url=fake.url, api_key="x", grammar=False)
@@ -159,11 +155,6 @@ def test_grammar_false_sends_no_grammar_to_a_llama_cpp_server() -> None:
         assert _fields(fake.posts()[0].body) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--grammar help says 'default: on for the in-process model; --grammar for a llama.cpp server', "
-    "yet a server the probe names llama.cpp/vLLM gets the grammar without --grammar",
-)
 @pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
 def test_cli_without_grammar_sends_none_to_a_server_as_the_help_says(kind: str) -> None:
     with _server(kind) as fake:
