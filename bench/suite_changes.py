@@ -24,7 +24,7 @@ Candidate changes, each on its own (what the wrong runs' transcripts showed the 
                   observation says it"); kept: now as it comes
     generic-example  the generic example for those tools: as it came before search-example was kept
     short-answer  the grammar bounds an answer to 100 characters, not 200 (a run-on answer stops
-                  sooner); not kept
+                  sooner); not run yet
 """
 
 from __future__ import annotations
