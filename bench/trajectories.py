@@ -5,7 +5,9 @@
 Runs the first N tasks of the suite (default 24, all of them) and reports, per episode and in total:
 - segments per episode and the share of turns that extended the sequence before them;
 - drift: episodes whose ids change when their text is decoded and encoded again (what a trainer
-  that keeps text and re-tokenizes gets);
+  that keeps text and re-tokenizes gets), both as plain text (special tokens dropped) and with the
+  special tokens written and parsed again (a chat template's markers kept, as a trainer that keeps
+  the rendered chat text would encode it: the figure to read in chat mode);
 - the gap between the rollout's log-probabilities and a teacher-forced recompute by llama.cpp
   itself (the whole segment evaluated at once, logits read at each position): per id on the
   exported ids, and per turn (the completion's summed log-probability) on the re-encoded text,
@@ -56,7 +58,7 @@ def main() -> None:
     exact_gaps: list[float] = []
     turn_exact: list[float] = []
     turn_text: list[float] = []
-    drifted = 0
+    drifted = drifted_special = 0
     segments = turns = extended = 0
     reasons: dict[str, int] = {}
     for task, result in zip(tasks, results, strict=True):
@@ -67,17 +69,23 @@ def main() -> None:
             reasons[later.reason] = reasons.get(later.reason, 0) + 1
         turns += trajectory.turns
         extended += trajectory.turns - len(trajectory.segments)
-        changed = False
+        changed = changed_special = False
         for segment in trajectory.segments:
+            ids = list(segment.ids)
+            head = ids[:1] if ids[:1] == [judge.token_bos()] else []  # the BOS the prompt began with
+            body = judge.detokenize(ids[len(head) :], special=True)
+            changed_special |= head + judge.tokenize(body, add_bos=False, special=True) != ids
             forced = logprobs(judge, list(segment.ids))
             for i, m in enumerate(segment.mask):
                 if m:
                     exact_gaps.append(abs(forced[i] - segment.logprobs[i]))
             changed |= reencoded(judge, segment, turn_exact, turn_text)
         drifted += changed
+        drifted_special += changed_special
         print(
             f"{task.id}: {result.stop_reason}, {len(trajectory.segments)} segment(s), {trajectory.turns} turns, "
-            f"re-encoding {'changes' if changed else 'keeps'} its ids"
+            f"re-encoding {'changes' if changed else 'keeps'} its ids "
+            f"({'changes' if changed_special else 'keeps'} them with special tokens kept)"
         )
     print(
         f"\n{api} mode, {len(tasks)} episodes: {segments} segments, {turns} turns; "
@@ -85,6 +93,7 @@ def main() -> None:
         f" (new segments: {', '.join(f'{k} {v}' for k, v in sorted(reasons.items())) or 'none'})"
     )
     print(f"re-encoding the text changes the ids of {drifted} of {len(tasks)} episodes")
+    print(f"with special tokens written and parsed again: {drifted_special} of {len(tasks)} episodes")
     print(
         f"teacher-forced gap on the exported ids, over {len(exact_gaps)} ids: "
         f"mean {np.mean(exact_gaps):.2e}, worst {np.max(exact_gaps):.2e} nats"

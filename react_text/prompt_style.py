@@ -24,7 +24,7 @@ class Prompting:
 
     `example` is the worked example in the instructions: "auto" (chosen from the tools), None (zero
     shot), a template name, or the example's own text. A value with no whitespace is a name and
-    must be a file in prompts/examples ("calculator", "files", "generic"; "examples/calculator"
+    must be a file in prompts/examples ("calculator", "files", "search", "generic"; "examples/calculator"
     too), else it is refused here; a value with a space or a newline is the example's text, as is.
     """
 

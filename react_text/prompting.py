@@ -77,7 +77,7 @@ def instructions(tool_listing: str, *, example: str | None = None, parallel: int
 
 
 def _example_names() -> list[str]:
-    """The worked examples in prompts/examples, by name ("calculator", "files", "generic")."""
+    """The worked examples in prompts/examples, by name ("calculator", "files", "generic", "parallel", "search")."""
     return sorted(p.stem for p in (_root() / "examples").glob("*.txt"))
 
 
@@ -102,7 +102,8 @@ def example_name(example: str) -> str | None:
 
 def example_for(tools: Sequence[Tool], *, parallel: bool = False) -> str | None:
     """The worked example that fits the tools in play: the files example when the file tools and
-    the calculator are there, the calculator's when only built-in arithmetic and docs are, else one
+    the calculator are there, the calculator's when only built-in arithmetic and docs are, the
+    search example when only the file tools (and docs) are, else one
     made from the user's own first tool (`generic_example`), so an example never names a tool the
     user lacks nor carries numbers a small model copies into its answer; with parallel actions, the
     one that shows two independent calls in one reply. None: no tools.
@@ -115,6 +116,8 @@ def example_for(tools: Sequence[Tool], *, parallel: bool = False) -> str | None:
         return "examples/files"
     if "calculator" in names and names <= {"calculator", "python_doc"}:
         return "examples/calculator"
+    if {"search", "read"} <= names <= {"search", "read", "python_doc"}:
+        return "examples/search"
     return generic_example(tools)
 
 

@@ -171,3 +171,17 @@ def test_templates_load_from_an_installed_wheel(tmp_path: Path) -> None:
         check=True,
     )
     assert "reached the limit (L)" in out.stdout
+
+
+def test_the_file_tools_without_the_calculator_get_the_search_example(tmp_path: Path) -> None:
+    """Seen (bench/suite_changes.py): the generic example made from `search(words)` was copied whole
+    by the embedded model, `search[words]` and "FINAL: the answer, as the observation says it"."""
+    from react_text.toolbox import Files
+
+    block = Agent(ScriptedModel([]), tools=Files(tmp_path).tools()).instructions()
+    example = prompting.render("examples/search")
+    assert block.endswith(example)
+    assert "ACTION: search[words]" not in block
+    first_turn = example.split("OBSERVATION:")[0].split("QUESTION:")[1].split("\n", 1)[1]
+    assert isinstance(parse(first_turn, tools=["search", "read"]), Action)
+    assert isinstance(parse(example.rsplit("OBSERVATION:", 1)[1].split("\n", 1)[1]), Final)
