@@ -430,6 +430,23 @@ def _positive(text: str) -> int:
     return value
 
 
+def _model_recipe(args: argparse.Namespace, base_url: str | None) -> Callable[[], Any]:
+    """How the model flags (`_model_flags`, `_run_flags`) make the model at `base_url`, for run
+    and eval alike: a recipe to call, which travels to a Ray worker (eval --ray) by pickle."""
+    return functools.partial(
+        config.model,
+        args.model,
+        base_url=base_url,
+        api=args.api,
+        stream=args.stream,
+        grammar=args.grammar,
+        threads=args.threads,
+        server=args.server,
+        temperature=getattr(args, "temperature", None),  # eval's flag; run samples at the model's default
+        think=args.think,
+    )
+
+
 def _choices(args: argparse.Namespace) -> Choices:
     """What the flags choose (what they leave unset comes from a trace, else the model)."""
     limits = {
@@ -551,16 +568,7 @@ def _run(args: argparse.Namespace) -> int:
         count_tokens = script.count_tokens()
         task = task if task is not None else script.task
     else:
-        model = config.model(
-            args.model,
-            base_url=args.base_url,
-            api=args.api,
-            stream=args.stream,
-            grammar=args.grammar,
-            threads=args.threads,
-            server=args.server,
-            think=args.think,
-        )
+        model = _model_recipe(args, args.base_url)()
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
     if not task.strip():
@@ -757,21 +765,7 @@ def _eval(args: argparse.Namespace) -> int:
         concurrency = args.concurrency or 4
     else:
         urls = args.base_url or [None]
-        recipes = [
-            functools.partial(
-                config.model,
-                args.model,
-                base_url=url,
-                api=args.api,
-                stream=args.stream,
-                grammar=args.grammar,
-                threads=args.threads,
-                server=args.server,
-                temperature=args.temperature,
-                think=args.think,
-            )
-            for url in urls
-        ]
+        recipes = [_model_recipe(args, url) for url in urls]
         models = [recipes[0]()] if args.ray is not None else [make() for make in recipes]
         probe = models[0]
         concurrency = 1 if config.is_in_process(probe) else args.concurrency or 4 * len(models)
@@ -789,8 +783,6 @@ def _eval(args: argparse.Namespace) -> int:
     if args.trace:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
     ray = recipes if args.ray is not None else None
-    if ray is not None and args.n > 1:
-        raise ConfigError("--ray runs one episode a task for now: leave out --n (or run without --ray)")
     settings = _EvalSettings(tasks, done, root, models, concurrency, limits, prompting, choices.parser, ray)
     if not (choices.mcp or args.mcp_env or args.mcp_header):
         return _eval_with(args, settings, extra)
@@ -846,25 +838,32 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         except OSError as exc:
             raise ConfigError(f"cannot write {args.trajectories}: {exc.strerror}") from exc
 
-    options: dict[str, Any] = {
-        "root": root,
-        "concurrency": settings.concurrency,
-        "limits": settings.limits,
-        "prompting": settings.prompting,
-        "parser": parsing.PARSERS[settings.parser or "tolerant"],
-        "traces": Path(args.trace) if args.trace else None,
-        "tools": extra,
-        "trajectories": Path(args.trajectories) if args.trajectories else None,
-    }
+    options = evaluation.Options(
+        root=root,
+        limits=settings.limits,
+        prompting=settings.prompting,
+        parser=parsing.PARSERS[settings.parser or "tolerant"],
+        traces=Path(args.trace) if args.trace else None,
+        tools=tuple(extra),
+        trajectories=Path(args.trajectories) if args.trajectories else None,
+        n=args.n,
+        seed=args.seed,
+    )
 
     def episodes() -> Any:
         if settings.ray is None:
-            return evaluation.aevaluate(tasks, settings.models, n=args.n, seed=args.seed, done=done, **options)
+            return evaluation.aevaluate(tasks, settings.models, options, concurrency=settings.concurrency, done=done)
         from . import cluster
 
-        had = {o.id for o in done}
-        todo = [t for t in tasks if t.id not in had]
-        return cluster.aevaluate(todo, settings.ray, address=args.ray or None, workers=args.workers, **options)
+        return cluster.aevaluate(
+            tasks,
+            settings.ray,
+            options,
+            address=args.ray or None,
+            workers=args.workers,
+            concurrency=settings.concurrency,
+            done=done,
+        )
 
     async def run_all() -> None:
         async for outcome in episodes():

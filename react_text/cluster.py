@@ -12,9 +12,12 @@ worker builds each model once, as it starts), or a function that gives each task
 `aevaluate`. The sticky-server rule holds: an episode starts on the server with the fewest episodes
 in flight and runs wholly on one worker, against that server.
 
-Outcomes come back as each episode ends, in the order they end, and trace files (`traces=`) and
-trajectory lines (`trajectories=`, with `reward=`) are written here, by the driver, so `--resume`,
-`--trace` and `--trajectories` read and write the driver's files. A
+How each episode runs is the same `evaluation.Options` value `evaluation.aevaluate` takes (or its
+fields as keywords), GRPO groups too: `n=` episodes a task, sample k sent seed `seed + k`, and
+`done=` outcomes whose (id, sample) episodes are not run again. Outcomes come back as each
+episode ends, in the order they end, and trace files (`traces=`) and trajectory lines
+(`trajectories=`, with `reward=`) are written here, by the driver, so `--resume`, `--trace` and
+`--trajectories` read and write the driver's files. A
 worker that dies (killed, out of memory, its node lost) costs only the episodes it was running:
 each is started again from the beginning, on the same server, by another worker or the same one
 restarted, up to `retries` times; a worker's other episodes and every other worker go on. An
@@ -38,11 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .evaluation import ModelFor, Reward, Task, TaskResult, _episode, _Sample, trajectory_line
-from .limits import Limits, Prompting
-from .loop import Parser
-from .parser import parse
-from .tools import Tool
+from .evaluation import ModelFor, Options, Task, TaskResult, _Sample, run_sample
 from .types import Model
 
 __all__ = ["WORKER_NAME", "Recipe", "aevaluate"]
@@ -56,50 +55,27 @@ WORKER_NAME = "react-text-worker"  # each worker's Ray actor name: this, the run
 class _Worker:
     """One Ray actor: builds each server's model once, runs the episodes it is sent."""
 
-    def __init__(
-        self,
-        servers: Sequence[Recipe] | ModelFor,
-        root: str,
-        limits: Limits | None,
-        prompting: Prompting | None,
-        parser: Parser,
-        traced: bool,
-        tools: Sequence[Tool],
-        reward: Reward | bool | None,
-    ) -> None:
+    def __init__(self, servers: Sequence[Recipe] | ModelFor, options: Options) -> None:
         self._servers = servers
         # built now, so a recipe that fails says so before any episode, and episodes start at once
         self._models: dict[int, Model] = {} if callable(servers) else {n: make() for n, make in enumerate(servers)}
-        self._settings = (Path(root), limits, prompting, parser)
-        self._traced = traced
-        self._tools = tuple(tools)
-        self._reward = reward  # False: no trajectories asked for; None: the scorer's
+        self._options = options  # its traces and trajectories are the driver's files: written there
 
     def pid(self) -> int:
         import os
 
         return os.getpid()
 
-    async def run(self, task: Task, server: int | None) -> tuple[TaskResult, str | None, dict[str, Any] | None]:
+    async def run(self, sample: _Sample, server: int | None) -> tuple[TaskResult, str | None, dict[str, Any] | None]:
         """One episode: its outcome, its trace file's text (when traced), its trajectory line
         (when asked for)."""
-        model = self._servers(task) if server is None else self._models[server]  # type: ignore[operator]
-        root, limits, prompting, parser = self._settings
-        trace = None
-        one = _Sample(task, 0, None, False)  # one episode a task on Ray (eval refuses --n with --ray)
-        if not self._traced:
-            outcome, result = await _episode(one, model, root, limits, prompting, parser, None, self._tools)
-        else:
-            from .scripts import trace_name
-
-            with tempfile.TemporaryDirectory(prefix="react-text-trace-") as folder:
-                outcome, result = await _episode(one, model, root, limits, prompting, parser, Path(folder), self._tools)
-                trace = (Path(folder) / trace_name(task.id)).read_text(encoding="utf-8")
-        line = None
-        if self._reward is not False:
-            score = self._reward(task, result) if callable(self._reward) else float(outcome.ok)
-            line = trajectory_line(task, result, score)
-        return outcome, trace, line
+        model = self._servers(sample.task) if server is None else self._models[server]  # type: ignore[operator]
+        if self._options.traces is None:
+            outcome, _, line = await run_sample(sample, model, self._options, None)
+            return outcome, None, line
+        with tempfile.TemporaryDirectory(prefix="react-text-trace-") as folder:
+            outcome, _, line = await run_sample(sample, model, self._options, Path(folder))
+            return outcome, (Path(folder) / sample.trace_name).read_text(encoding="utf-8"), line
 
 
 def _ray() -> Any:
@@ -113,34 +89,33 @@ def _ray() -> Any:
 async def aevaluate(
     tasks: Iterable[Task],
     servers: Sequence[Recipe] | ModelFor,
+    options: Options | None = None,
     *,
-    root: Path,
     address: str | None = None,
     workers: int | None = None,
     concurrency: int = 64,
     retries: int = 2,
-    limits: Limits | None = None,
-    prompting: Prompting | None = None,
-    parser: Parser = parse,
-    traces: Path | None = None,
-    tools: Sequence[Tool] = (),
-    trajectories: Path | None = None,
-    reward: Reward | None = None,
+    done: Iterable[TaskResult] = (),
+    **keywords: Any,
 ) -> AsyncIterator[TaskResult]:
     """Run every task on Ray workers, at most `concurrency` at once; yield each outcome as it ends.
 
     `servers`: one recipe (a zero-argument callable that builds the model) per server, or a
     function giving each task its model. `workers`: how many Ray actors (default: one per CPU of
     the cluster). `retries`: how many times an episode whose worker died is started again.
-    The rest as `evaluation.aevaluate`.
+    `options` (or its fields as keywords: `root=`, `n=`, `seed=`, `trajectories=`, ...) and `done`
+    as `evaluation.aevaluate`: n episodes a task, sample k sent seed + k, (id, sample) pairs done
+    not run again.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     if retries < 0:
         raise ValueError(f"retries must be 0 or more, not {retries}")
+    settings = Options.given(options, keywords)
     recipes: Sequence[Recipe] = servers if not callable(servers) else ()
     if not callable(servers) and not recipes:
         raise ValueError("servers: give at least one recipe")
+    samples = settings.samples(tasks, done)
     ray = _ray()
     started_here = not ray.is_initialized()
     if started_here:
@@ -152,16 +127,10 @@ async def aevaluate(
             raise ConfigError(f"{count} Ray workers need {count} CPUs; the cluster has {cpus}")
         actor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0, max_concurrency=max(concurrency, 1))
         run = uuid.uuid4().hex[:8]
-        asked = reward if trajectories is not None else False
-        pool = [
-            actor(_Worker)
-            .options(name=f"{WORKER_NAME}-{run}-{n}")
-            .remote(servers, str(root), limits, prompting, parser, traces is not None, tools, asked)
-            for n in range(count)
-        ]
+        pool = [actor(_Worker).options(name=f"{WORKER_NAME}-{run}-{n}").remote(servers, settings) for n in range(count)]
         try:
             await asyncio.gather(*(worker.pid.remote() for worker in pool))  # every worker up, its models built
-            async for outcome in _run(ray, pool, tasks, len(recipes), concurrency, retries, traces, trajectories):
+            async for outcome in _run(ray, pool, samples, len(recipes), concurrency, retries, settings):
                 yield outcome
         finally:
             for worker in pool:
@@ -175,34 +144,31 @@ async def aevaluate(
 async def _run(
     ray: Any,
     pool: list[Any],
-    tasks: Iterable[Task],
+    samples: list[_Sample],
     servers: int,
     concurrency: int,
     retries: int,
-    traces: Path | None,
-    trajectories: Path | None,
+    options: Options,
 ) -> AsyncIterator[TaskResult]:
     lost = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.ObjectLostError)
     on_server = [0] * servers
     on_worker = [0] * len(pool)
     gate = asyncio.Semaphore(concurrency)
 
-    async def episode(task: Task) -> TaskResult:
+    async def episode(sample: _Sample) -> TaskResult:
         async with gate:
             server = min(range(servers), key=on_server.__getitem__) if servers else None
             if server is not None:
                 on_server[server] += 1
             try:
-                outcome, trace, line = await sticky(task, server)
+                outcome, trace, line = await sticky(sample, server)
             finally:
                 if server is not None:
                     on_server[server] -= 1
-            if traces is not None and trace is not None:
-                from .scripts import trace_name
-
-                (traces / trace_name(task.id)).write_text(trace, encoding="utf-8")
-            if trajectories is not None and line is not None:
-                with open(trajectories, "a", encoding="utf-8") as out:
+            if options.traces is not None and trace is not None:
+                (options.traces / sample.trace_name).write_text(trace, encoding="utf-8")
+            if options.trajectories is not None and line is not None:
+                with open(options.trajectories, "a", encoding="utf-8") as out:
                     out.write(json.dumps(line) + "\n")
             return outcome
 
@@ -217,7 +183,7 @@ async def _run(
                 await asyncio.sleep(0.5)
         del down[which]
 
-    async def sticky(task: Task, server: int | None) -> tuple[TaskResult, str | None, dict[str, Any] | None]:
+    async def sticky(sample: _Sample, server: int | None) -> tuple[TaskResult, str | None, dict[str, Any] | None]:
         """The episode on the least busy worker that is up, started again when its worker dies."""
         tries = 0
         while True:
@@ -228,18 +194,20 @@ async def _run(
             which = min(up, key=on_worker.__getitem__)
             on_worker[which] += 1
             try:
-                return await pool[which].run.remote(task, server)  # type: ignore[no-any-return]
+                return await pool[which].run.remote(sample, server)  # type: ignore[no-any-return]
             except lost as exc:
                 tries += 1
                 if tries > retries:
                     raise
-                log.warning("task %s lost its worker (%s); starting it again", task.id, type(exc).__name__)
+                log.warning(
+                    "task %s#%d lost its worker (%s); starting it again", sample.task.id, sample.k, type(exc).__name__
+                )
                 if which not in down:
                     down[which] = asyncio.ensure_future(back(which))
             finally:
                 on_worker[which] -= 1
 
-    pending = [asyncio.ensure_future(episode(task)) for task in tasks]
+    pending = [asyncio.ensure_future(episode(sample)) for sample in samples]
     try:
         for next_done in asyncio.as_completed(pending):
             yield await next_done

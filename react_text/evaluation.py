@@ -49,6 +49,7 @@ from .types import Model, RunResult
 
 __all__ = [
     "ModelFor",
+    "Options",
     "Task",
     "TaskResult",
     "aevaluate",
@@ -290,51 +291,81 @@ def toolset(names: Sequence[str], root: Path, extra: Sequence[Tool] = ()) -> lis
     return chosen + [t for t in extra if t.name not in names]
 
 
-async def aevaluate(
-    tasks: Iterable[Task],
-    models: Model | Sequence[Model] | ModelFor,
-    *,
-    root: Path,
-    concurrency: int = 1,
-    limits: Limits | None = None,
-    prompting: Prompting | None = None,
-    parser: Parser = parse,
-    traces: Path | None = None,
-    tools: Sequence[Tool] = (),
-    trajectories: Path | None = None,
-    reward: Reward | None = None,
-    n: int = 1,
-    seed: int | None = None,
-    done: Iterable[TaskResult] = (),
-) -> AsyncIterator[TaskResult]:
-    """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How every episode of an eval runs, one value for `aevaluate` and `cluster.aevaluate`.
 
-    `root` is the folder the file tools read. `traces`: a folder to write one trace per task
-    (`trace_name(id)`, as `react-text run --trace` writes it). `tools`: more tools for every task
-    (a module's functions, an MCP server's tools), besides the built-in ones its line names.
-    `trajectories`: a file to append one JSON line per episode to, its token ids, masks and
+    `root`: the folder the file tools read. `limits`, `prompting`, `parser`: the agent's (None: as
+    the model recommends). `traces`: a folder to write one trace per episode (`trace_name(id)`, as
+    `react-text run --trace` writes it; `id#k` for sample k of a group). `tools`: more tools for
+    every task (a module's functions, an MCP server's tools), besides the built-in ones its line
+    names. `trajectories`: a file to append one JSON line per episode to, its token ids, masks and
     log-probabilities (`trajectory_line`), with `reward(task, result)` (default: 1.0 when the
     scorer says the answer is right, else 0.0).
 
     `n`: episodes per task (a GRPO group), the task's sample k sent seed `seed + k` on every model
     call (`seed` defaults to 0 when n > 1; with n == 1 and no seed, the model's own). Distinct seeds
-    give distinct episodes only above temperature 0. `done`: outcomes already had (a results file
-    read by `resume`): their (id, sample) episodes are not run again.
+    give distinct episodes only above temperature 0.
+    """
+
+    root: Path
+    limits: Limits | None = None
+    prompting: Prompting | None = None
+    parser: Parser = parse
+    traces: Path | None = None
+    tools: tuple[Tool, ...] = ()
+    trajectories: Path | None = None
+    reward: Reward | None = None
+    n: int = 1
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ValueError(f"n must be a whole number of episodes per task, at least 1, not {self.n!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ValueError(f"seed must be a whole number, not {self.seed!r}")
+        object.__setattr__(self, "tools", tuple(self.tools))  # a list given stays the caller's
+
+    @classmethod
+    def given(cls, options: Options | None, keywords: dict[str, Any]) -> Options:
+        """The options value, or one made from keyword arguments (`root=...`, `n=...`): not both."""
+        if options is None:
+            return cls(**keywords)
+        if keywords:
+            raise TypeError(f"give options or keyword options, not both (got {', '.join(keywords)})")
+        return options
+
+    def samples(self, tasks: Iterable[Task], done: Iterable[TaskResult] = ()) -> list[_Sample]:
+        """Every episode to run: n a task, each with its seed, less the (id, sample) pairs done."""
+        base = 0 if self.seed is None and self.n > 1 else self.seed
+        had = {(o.id, o.sample) for o in done}
+        return [
+            _Sample(task, k, None if base is None else base + k, self.n > 1)
+            for task in tasks
+            for k in range(self.n)
+            if (task.id, k) not in had
+        ]
+
+
+async def aevaluate(
+    tasks: Iterable[Task],
+    models: Model | Sequence[Model] | ModelFor,
+    options: Options | None = None,
+    *,
+    concurrency: int = 1,
+    done: Iterable[TaskResult] = (),
+    **keywords: Any,
+) -> AsyncIterator[TaskResult]:
+    """Run every task, at most `concurrency` at once; yield each outcome as its episode ends.
+
+    How each episode runs is `options` (an `Options`), or its fields as keywords: `root=docs`,
+    `n=4`, `trajectories=...` (see `Options`). `done`: outcomes already had (a results file read
+    by `resume`): their (id, sample) episodes are not run again.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a whole number of episodes per task, at least 1, not {n!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ValueError(f"seed must be a whole number, not {seed!r}")
-    base = 0 if seed is None and n > 1 else seed
-    had = {(o.id, o.sample) for o in done}
-    runs = [
-        _Sample(task, k, None if base is None else base + k, n > 1)
-        for task in tasks
-        for k in range(n)
-        if (task.id, k) not in had
-    ]
+    settings = Options.given(options, keywords)
+    runs = settings.samples(tasks, done)
     servers: Sequence[Model] = ()
     if not callable(models):
         servers = [models] if hasattr(models, "generate") else models  # type: ignore[list-item]
@@ -342,20 +373,17 @@ async def aevaluate(
     gate = asyncio.Semaphore(concurrency)
 
     async def episode(sample: _Sample) -> TaskResult:
-        task = sample.task
         async with gate:
             if servers:
                 which = min(range(len(servers)), key=busy.__getitem__)  # the least busy: spread, then stick
                 model = servers[which]
                 busy[which] += 1
             else:
-                model = models(task)  # type: ignore[operator]
+                model = models(sample.task)  # type: ignore[operator]
             try:
-                outcome, result = await _episode(sample, model, root, limits, prompting, parser, traces, tools)
-                if trajectories is not None:
-                    score = reward(task, result) if reward is not None else float(outcome.ok)
-                    line = trajectory_line(task, result, score, sample=sample.k, seed=sample.seed)
-                    with open(trajectories, "a", encoding="utf-8") as out:
+                outcome, _, line = await run_sample(sample, model, settings, settings.traces)
+                if line is not None and settings.trajectories is not None:
+                    with open(settings.trajectories, "a", encoding="utf-8") as out:
                         out.write(json.dumps(line) + "\n")
                 return outcome
             finally:
@@ -381,27 +409,34 @@ class _Sample:
     seed: int | None
     grouped: bool
 
+    @property
+    def trace_name(self) -> str:
+        """Its trace's file name in a traces folder: the task's id, and `#k` in a group."""
+        from .scripts import trace_name
 
-async def _episode(
-    sample: _Sample,
-    model: Model,
-    root: Path,
-    limits: Limits | None,
-    prompting: Prompting | None,
-    parser: Parser,
-    traces: Path | None,
-    extra: Sequence[Tool],
-) -> tuple[TaskResult, RunResult]:
+        return trace_name(f"{self.task.id}#{self.k}" if self.grouped else self.task.id)
+
+
+async def run_sample(
+    sample: _Sample, model: Model, options: Options, traces: Path | None
+) -> tuple[TaskResult, RunResult, dict[str, Any] | None]:
+    """One episode, as `aevaluate` and a Ray worker run it: its outcome, its result, and its
+    trajectory line when `options.trajectories` asks for them. Its trace goes to `traces/`
+    (`sample.trace_name`), when given: the caller's folder, or a worker's own to send back."""
     task = sample.task
-    chosen = toolset(task.tools, root, extra)
-    agent = Agent(model, tools=chosen, limits=limits, prompting=prompting, parser=parser)
+    chosen = toolset(task.tools, options.root, options.tools)
+    agent = Agent(model, tools=chosen, limits=options.limits, prompting=options.prompting, parser=options.parser)
     started = time.perf_counter()
     if traces is None:
         result = await agent.arun(task.task, seed=sample.seed)
     else:
-        result = await _traced(agent, sample, root, traces)
+        result = await _traced(agent, sample, options.root, traces / sample.trace_name)
     outcome = _outcome(task, result, time.perf_counter() - started, _server(model))
-    return replace(outcome, sample=sample.k, seed=sample.seed), result
+    outcome = replace(outcome, sample=sample.k, seed=sample.seed)
+    if options.trajectories is None:
+        return outcome, result, None
+    score = options.reward(task, result) if options.reward is not None else float(outcome.ok)
+    return outcome, result, trajectory_line(task, result, score, sample=sample.k, seed=sample.seed)
 
 
 def trajectory_line(
@@ -425,14 +460,12 @@ def trajectory_line(
     return line | as_record(result.trajectory)
 
 
-async def _traced(agent: Agent, sample: _Sample, root: Path, folder: Path) -> RunResult:
+async def _traced(agent: Agent, sample: _Sample, root: Path, path: Path) -> RunResult:
     from .config import describe
-    from .scripts import trace_name
     from .trace import Tracer, window
 
     task = sample.task
-    name = trace_name(f"{task.id}#{sample.k}" if sample.grouped else task.id)
-    with Tracer(folder / name) as tracer:
+    with Tracer(path) as tracer:
         tracer.start(task.task, {**describe(agent, root=str(root)), "task_id": task.id})
         run = agent.aiter_steps(task.task, observer=tracer.observer, seed=sample.seed)
         async for step in run:
@@ -442,12 +475,12 @@ async def _traced(agent: Agent, sample: _Sample, root: Path, folder: Path) -> Ru
 
 
 def evaluate(
-    tasks: Sequence[Task], models: Model | Sequence[Model] | ModelFor, *, root: Path, **options: Any
+    tasks: Sequence[Task], models: Model | Sequence[Model] | ModelFor, options: Options | None = None, **keywords: Any
 ) -> list[TaskResult]:
     """`aevaluate` from sync code: every outcome, in task order."""
 
     async def collect() -> list[TaskResult]:
-        return [outcome async for outcome in aevaluate(tasks, models, root=root, **options)]
+        return [outcome async for outcome in aevaluate(tasks, models, options, **keywords)]
 
     order = {task.id: number for number, task in enumerate(tasks)}
     return sorted(asyncio.run(collect()), key=lambda o: (order[o.id], o.sample))

@@ -318,6 +318,7 @@ class _Runner:
     def _begin(self, window: int | None) -> Command:
         spans = telemetry.start(self._agent, self._task)
         self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
+        self._spans.begin(self._agent.info)
         self._episode = Episode(self._agent, self._task, window=window, seed=self._seed)
         return self._episode.start()
 

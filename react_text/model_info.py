@@ -18,6 +18,7 @@ else and matches no class names):
     grammar                    it was built to send the grammar (grammar=True)    False
     serial                     its calls run one at a time (llama.cpp)            False
     stream                     it streams replies                                 False
+    identity                   what its server is (`.server`: "llama.cpp", ...)   not said
 
 The backends declare theirs; a model of the user's own may declare any of them.
 
@@ -56,11 +57,13 @@ class ModelInfo:
     count_tokens: Counter | None = None
     window: Callable[[], int | None] | None = None  # looks its context window up (once, at most)
     awindow: Callable[[], Awaitable[int | None]] | None = None
+    server: Callable[[], str | None] | None = None  # what its server is ("llama.cpp", ...; may ask it, once)
 
 
 def describe(model: Model) -> ModelInfo:
     """The one reader of a model's optional members. `context_window` is only found here, not read
-    (reading it may ask the server): `ModelInfo.window` reads it when a run needs it."""
+    (reading it may ask the server): `ModelInfo.window` reads it when a run needs it; so is
+    `identity` (`ModelInfo.server`)."""
     provider = getattr(model, "provider", None)
     url = getattr(model, "url", None)
     limits = getattr(model, "recommended_limits", None)
@@ -68,6 +71,7 @@ def describe(model: Model) -> ModelInfo:
     count = getattr(model, "count_tokens", None)
     awindow = getattr(model, "acontext_window", None)
     windowed = inspect.getattr_static(model, "context_window", None) is not None
+    identified = inspect.getattr_static(model, "identity", None) is not None
     return ModelInfo(
         provider=provider if isinstance(provider, str) else type(model).__name__.lower(),
         url=str(url) if url else None,
@@ -81,7 +85,13 @@ def describe(model: Model) -> ModelInfo:
         count_tokens=count if callable(count) else None,
         window=functools.partial(_window, model) if windowed else None,
         awindow=awindow if callable(awindow) else None,
+        server=functools.partial(_server, model) if identified else None,
     )
+
+
+def _server(model: object) -> str | None:
+    found = getattr(getattr(model, "identity", None), "server", None)
+    return found if isinstance(found, str) else None
 
 
 def _window(model: object) -> int | None:

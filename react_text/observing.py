@@ -2,6 +2,7 @@
 out, what came of it, and how the run ended. Telemetry (OpenTelemetry spans) and traces (JSONL)
 both implement it; nothing wraps the model.
 
+    observer.begin(model)                    # the run starts, on a model that offers this (ModelInfo)
     with observer.around(command) as call:   # a model request, a tool run, the approver asked
         event = ...carry the command out...
         call.record(event, counted)          # what came of it; `counted`: the engine's count of
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .episode import Command, Event
+    from .model_info import ModelInfo
     from .types import RunResult, Usage
 
 __all__ = ["Call", "Observer", "Quiet", "both"]
@@ -32,6 +34,9 @@ class Call(Protocol):
 
 
 class Observer(Protocol):
+    def begin(self, model: ModelInfo) -> None:
+        """The run starts, on a model that offers what `model` says (its server, its URL...)."""
+
     def around(self, command: Command) -> AbstractContextManager[Call]:
         """Entered before the command is carried out, left after."""
 
@@ -52,6 +57,9 @@ class _QuietCall:
 
 class Quiet:
     """An observer that notes nothing: a base for those that note some things."""
+
+    def begin(self, model: ModelInfo) -> None:
+        pass
 
     @contextlib.contextmanager
     def around(self, command: Command) -> Iterator[Call]:
@@ -75,6 +83,10 @@ def both(observers: Sequence[Observer]) -> Observer:
 class _Several:
     def __init__(self, observers: tuple[Observer, ...]) -> None:
         self._observers = observers
+
+    def begin(self, model: ModelInfo) -> None:
+        for o in self._observers:
+            o.begin(model)
 
     @contextlib.contextmanager
     def around(self, command: Command) -> Iterator[Call]:

@@ -30,8 +30,8 @@ from typing import IO, Any
 
 from . import grammar, trace_schema
 from .episode import Command, Event, Failed, Replied, Send
-from .errors import ConfigError, ContextLengthError, ModelError, scrub
-from .model_info import describe
+from .errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
+from .model_info import ModelInfo, describe
 from .observing import Call, Observer, Quiet
 from .types import (
     Action,
@@ -157,7 +157,6 @@ class Tracer:
         except OSError as exc:
             raise ConfigError(f"cannot write the trace {path}: {exc.strerror}") from exc
         self._started = time.monotonic()
-        self.model: dict[str, Any] = {}  # the run_start's description of the model
 
     def __enter__(self) -> Tracer:
         return self
@@ -181,8 +180,6 @@ class Tracer:
             release = version("react-text")
         except PackageNotFoundError:
             release = "unknown"
-        model = configuration.get("model")
-        self.model = model if isinstance(model, dict) else {}
         self.event("run_start", task=task, react_text=release, **configuration)
 
     def step(self, step: Step) -> None:
@@ -210,6 +207,10 @@ class _Recording(Quiet):
         self._sent: tuple[Message, ...] | str = ()
         self._grammar: str | None = None  # the last request's
         self._ignored_said = False  # a server that does not apply the grammar: said once a trace
+        self._model: ModelInfo | None = None  # the run's model, as the drivers describe it
+
+    def begin(self, model: ModelInfo) -> None:
+        self._model = model
 
     @contextlib.contextmanager
     def around(self, command: Command) -> Iterator[Call]:
@@ -245,16 +246,12 @@ class _Recording(Quiet):
         self._tracer.event(
             "reply", text=reply.text, usage=usage, finish_reason=reply.finish_reason, reasoning=reply.reasoning
         )
-        model = self._tracer.model  # the run_start's: a server model may not apply the grammar
-        server = model.get("server")
-        if (
-            self._grammar
-            and isinstance(server, str)
-            and not self._ignored_said
-            and grammar.ignored(self._grammar, reply.text, cut=reply.finish_reason == "length")
-        ):
+        if not self._grammar or self._ignored_said or self._model is None or self._model.server is None:
+            return
+        server = self._model.server()  # a server model may not apply the grammar (asked already, to send it)
+        if isinstance(server, str) and grammar.ignored(self._grammar, reply.text, cut=reply.finish_reason == "length"):
             self._ignored_said = True
-            where = f"{model.get('url') or model.get('name')} ({server})"
+            where = f"{safe_url(self._model.url).rstrip('/') if self._model.url else self._model.provider} ({server})"
             self._tracer.event("grammar_ignored", said=grammar.ignored_words(where, reply.text), reply=reply.text)
 
 

@@ -2,60 +2,43 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
-
-
-def _line(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 2, (done.returncode, done.stdout[-300:], done.stderr)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    return lines[0]
+from cli_support import cli, cli_folder, set_up_error
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "s.txt").write_text("FINAL: 2\n")
-    (tmp_path / "t.jsonl").write_text('{"id": "q", "task": "q", "answer": "2"}\n')
-    (tmp_path / "d").mkdir()
-    return tmp_path
+    return cli_folder(tmp_path)
 
 
 def test_a_folder_given_as_a_script_is_named_a_folder(folder: Path) -> None:
-    assert _line(_cli("run", "--script", "d", "q", cwd=folder)) == "react-text: d is a folder, not a trace"
+    assert set_up_error(cli("run", "--script", "d", "q", cwd=folder)) == "react-text: d is a folder, not a trace"
 
 
 @pytest.mark.parametrize("text", ["", "\n", "  \n\n\t\n"])
 def test_a_script_file_of_nothing_but_blanks_holds_no_replies(folder: Path, text: str) -> None:
     (folder / "blank.txt").write_text(text)
-    assert _line(_cli("run", "--script", "blank.txt", "q", cwd=folder)) == (
+    assert set_up_error(cli("run", "--script", "blank.txt", "q", cwd=folder)) == (
         "react-text: blank.txt holds no replies to play"
     )
 
 
 def test_no_script_for_a_task_says_the_names_it_looked_for(folder: Path) -> None:
-    assert _line(_cli("eval", "t.jsonl", "--script", "d", cwd=folder)) == (
+    assert set_up_error(cli("eval", "t.jsonl", "--script", "d", cwd=folder)) == (
         "react-text: no script for the task 'q' in d (looked for q.jsonl and q.txt)"
     )
 
 
 def test_a_script_path_too_long_to_look_up_is_a_set_up_error(folder: Path) -> None:
-    line = _line(_cli("eval", "t.jsonl", "--script", "x" * 300, cwd=folder))
+    line = set_up_error(cli("eval", "t.jsonl", "--script", "x" * 300, cwd=folder))
     assert line.startswith("react-text: ") and "x" * 300 in line
 
 
 def test_an_unknown_task_tool_is_refused_naming_every_built_in_one(folder: Path) -> None:
     (folder / "tx.jsonl").write_text('{"id": "q", "task": "q", "answer": "2", "tools": ["shell"]}\n')
-    assert _line(_cli("eval", "tx.jsonl", "--script", "s.txt", cwd=folder)) == (
+    assert set_up_error(cli("eval", "tx.jsonl", "--script", "s.txt", cwd=folder)) == (
         "react-text: unknown tools in the task file: shell (have calculator, python_doc, search, read)"
     )
 
@@ -77,4 +60,4 @@ def test_an_unknown_task_tool_is_refused_naming_every_built_in_one(folder: Path)
     ],
 )
 def test_a_bad_flag_is_one_line_not_the_usage_block(folder: Path, args: tuple[str, ...], line: str) -> None:
-    assert _line(_cli(*args, cwd=folder)) == line
+    assert set_up_error(cli(*args, cwd=folder)) == line

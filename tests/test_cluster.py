@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeServer
+from fake_openai import FakeServer, question
 
 from react_text import OpenAIChat, evaluation
 from react_text.cli import main
+from react_text.scripts import trace_name
 
 ray = pytest.importorskip("ray")
 from react_text import cluster  # noqa: E402
@@ -45,7 +46,7 @@ def recipes(*servers: FakeServer) -> list[Any]:
 
 
 def comparable(outcomes: list[evaluation.TaskResult]) -> list[evaluation.TaskResult]:
-    return sorted((replace(o, seconds=0.0, server=None) for o in outcomes), key=lambda o: o.id)
+    return sorted((replace(o, seconds=0.0, server=None) for o in outcomes), key=lambda o: (o.id, o.sample))
 
 
 async def collect(run: Any) -> list[evaluation.TaskResult]:
@@ -118,3 +119,70 @@ def test_eval_ray_resumes_running_only_the_tasks_not_done(
     assert sorted(started_again) == sorted(t.task for t in work[5:])  # only the tasks not done
     assert sorted(o.id for o in evaluation.finished(out)) == sorted(t.id for t in work)
     assert "12/12 right" in capsys.readouterr().out
+
+
+def seeds_by_task(*servers: FakeServer) -> Counter[tuple[str, int]]:
+    """(task, seed) of every first request: which episodes started, and with which seed."""
+    started: Counter[tuple[str, int]] = Counter()
+    for server in servers:
+        for body in server.bodies:
+            if len(body["messages"]) == 2:
+                started[(question(body["messages"]), body["seed"])] += 1
+    return started
+
+
+def test_groups_on_ray_are_the_single_process_groups(local_ray: None, tmp_path: Path) -> None:
+    """n episodes a task, sample k sent seed S + k on every call, the same outcomes, trajectory
+    lines and trace files as one process."""
+    work = tasks(6)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+    with FakeServer() as a, FakeServer() as b:
+        options = evaluation.Options(root=tmp_path, n=2, seed=3, traces=here, trajectories=here / "groups.lines")
+        one = evaluation.evaluate(work, recipes(a)[0](), options, concurrency=4)
+        single = seeds_by_task(a)
+        seeds = {body["seed"] for body in a.bodies}
+        a.bodies.clear()
+        many = replace(options, traces=there, trajectories=there / "groups.lines")
+        run = cluster.aevaluate(work, recipes(a, b), many, workers=2, concurrency=6)
+        ray_outcomes = asyncio.run(collect(run))
+        on_ray = seeds_by_task(a, b)
+    assert seeds == {3, 4}
+    assert single == on_ray == Counter({(t.task, 3 + k): 1 for t in work for k in range(2)})  # each episode once
+    assert comparable(ray_outcomes) == comparable(one)
+    assert sorted((o.id, o.sample, o.seed) for o in ray_outcomes) == [(t.id, k, 3 + k) for t in work for k in (0, 1)]
+    assert all(o.ok for o in ray_outcomes)
+    names = sorted(p.name for p in here.glob("*.jsonl"))
+    assert names == sorted(p.name for p in there.glob("*.jsonl"))
+    assert names == sorted(trace_name(f"t{i}#{k}") for i in range(6) for k in (0, 1))  # a trace per episode
+    lines = [
+        sorted((json.loads(line) for line in (folder / "groups.lines").read_text().splitlines()), key=group_order)
+        for folder in (here, there)
+    ]
+    assert lines[0] == lines[1] and len(lines[1]) == 12
+    assert [(line["id"], line["sample"], line["seed"]) for line in lines[1][:2]] == [("t0", 0, 3), ("t0", 1, 4)]
+
+
+def test_eval_ray_n_resumes_by_task_and_sample_as_one_process_does(
+    local_ray: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = tasks(4)
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text("".join(json.dumps({"id": t.id, "task": t.task, "answer": t.answer}) + "\n" for t in work))
+    alone, spread = tmp_path / "alone.jsonl", tmp_path / "spread.jsonl"
+    with FakeServer() as server:
+        argv = ["eval", str(task_file), "--model", "fake", "--base-url", server.url, "--n", "2", "--seed", "7"]
+        assert main([*argv, "--out", str(alone)]) == 0
+        rows = [json.loads(line) for line in alone.read_text().splitlines()]
+        spread.write_text("".join(json.dumps(r) + "\n" for r in rows if r["sample"] == 0 or r["id"] == "t0"))
+        server.bodies.clear()
+        assert main([*argv, "--out", str(spread), "--resume", "--ray", "--workers", "2"]) == 0
+        again = seeds_by_task(server)
+    assert again == Counter({(t.task, 8): 1 for t in work[1:]})  # only the samples not done, with their seeds
+    mine = sorted((json.loads(line) for line in spread.read_text().splitlines()), key=group_order)
+    assert [{**r, "seconds": 0.0} for r in mine] == [{**r, "seconds": 0.0} for r in sorted(rows, key=group_order)]
+    assert "8/8 right" in capsys.readouterr().out
+
+
+def group_order(line: dict[str, Any]) -> tuple[str, int]:
+    return line["id"], line["sample"]

@@ -101,7 +101,7 @@ def test_the_trace_says_it_once(tmp_path: Path) -> None:
         agent = Agent(
             OpenAIChat("fake", base_url=fake.url, server="llama.cpp", grammar=True), tools=[calculator]
         ).with_limits(steps=3)
-        tracer.start("What is 2 + 3?", describe(agent))  # the run_start says which server it is
+        tracer.start("What is 2 + 3?", describe(agent))  # a run_start, as the CLI writes it
         agent.run("What is 2 + 3?", observer=tracer.observer)
     events = [json.loads(line) for line in path.read_text().splitlines()]
     noted = [e for e in events if e["event"] == "grammar_ignored"]
@@ -109,3 +109,17 @@ def test_the_trace_says_it_once(tmp_path: Path) -> None:
     assert "does not apply the grammar" in noted[0]["said"] and "(llama.cpp)" in noted[0]["said"]
     assert sum(e["event"] == "reply" for e in events) >= 2
     assert len(list(read(path))) == len(events)  # a trace as sound as any
+
+
+def test_a_trace_without_its_run_start_still_says_it(tmp_path: Path) -> None:
+    """The observer hears what the server is from the drivers (ModelInfo), not from run_start."""
+    path = tmp_path / "run.jsonl"
+    with FakeServer(say=chatty) as fake, Tracer(path) as tracer:
+        agent = Agent(
+            OpenAIChat("fake", base_url=fake.url, server="vllm", grammar=True), tools=[calculator]
+        ).with_limits(steps=2)
+        agent.run("What is 2 + 3?", observer=tracer.observer)
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    assert "run_start" not in {e["event"] for e in events}
+    noted = [e for e in events if e["event"] == "grammar_ignored"]
+    assert len(noted) == 1 and f"{fake.url.rstrip('/')} (vllm)" in noted[0]["said"]

@@ -14,7 +14,7 @@ import pytest
 from react_text import Agent, Limits, Prompting, Reply, Request, ScriptedModel, tool
 from react_text.episode import Command, Event
 from react_text.errors import ModelError
-from react_text.model_info import describe
+from react_text.model_info import ModelInfo, describe
 from react_text.observing import Call, Observer, Quiet, both
 from react_text.trace import Tracer
 from react_text.types import AsyncModel, RunResult, Usage
@@ -105,6 +105,9 @@ class Log(Quiet):
     def record(self, event: Event, counted: Usage | None = None) -> None:
         self.seen.append(f"{self.tag}{type(event).__name__}")
 
+    def begin(self, model: ModelInfo) -> None:
+        self.seen.append(f"{self.tag}begin {model.provider}")
+
     def end(self, result: RunResult) -> None:
         self.seen.append(f"{self.tag}end {result.stop_reason}")
 
@@ -128,6 +131,7 @@ def test_an_observer_is_told_every_command_and_what_came_of_it(form: str) -> Non
     result = _run(Agent(model, [double]), "Twice 2?", form, Log(seen))
     assert result.stop_reason == "model_error"
     assert seen == [
+        "begin react_text.scripted",  # the model as the agent described it, before any command
         "enter Send",
         "Replied",
         "leave Send",
@@ -144,7 +148,8 @@ def test_an_observer_is_told_every_command_and_what_came_of_it(form: str) -> Non
 def test_several_observers_are_told_in_order_and_left_in_reverse() -> None:
     seen: list[str] = []
     Agent(ScriptedModel(["FINAL: 1"])).run("1?", observer=both([Log(seen, "a:"), Log(seen, "b:")]))
-    assert seen[:6] == ["a:enter Send", "b:enter Send", "a:Replied", "b:Replied", "b:leave Send", "a:leave Send"]
+    assert seen[:2] == ["a:begin react_text.scripted", "b:begin react_text.scripted"]
+    assert seen[2:8] == ["a:enter Send", "b:enter Send", "a:Replied", "b:Replied", "b:leave Send", "a:leave Send"]
     assert seen[-2:] == ["a:end final", "b:end final"]
 
 

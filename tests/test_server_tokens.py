@@ -180,3 +180,162 @@ def test_a_run_over_vllm_has_a_trajectory(tools: list[object]) -> None:
     segment = result.trajectory.segments[0]
     assert segment.ids == (1, 7, 8, 40, 41, 42) and segment.mask == (0, 0, 0, 1, 1, 1) and segment.prompt == 3
     assert segment.logprobs[3:] == KEPT.logprobs
+
+
+# -- streamed (`stream=True`): each chunk carries its own tokens' share of the same fields ----------
+# vLLM (chat_completion/protocol.py ChatCompletionStreamResponse, completion/protocol.py
+# CompletionResponseStreamChoice): the delta's `token_ids`, `prompt_token_ids` in the first chunk
+# (at the top for chat, in the choice for completions), logprobs as in a whole answer, the delta's
+# share; llama.cpp (server-task.cpp, server_task_result_cmpl_partial): a first chunk with the role
+# and no content, then one logprobs.content[] entry of {id, token, bytes, logprob} a token.
+
+
+def sse(chunks: list[dict[str, Any]]) -> bytes:
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def chunk(choice: dict[str, Any], chat: bool, **top: Any) -> dict[str, Any]:
+    kind = "chat.completion.chunk" if chat else "text_completion"
+    return {"id": "x", "object": kind, "created": 0, "model": "m", "choices": [{"index": 0, **choice}], **top}
+
+
+def usage(chat: bool) -> dict[str, Any]:
+    return {**chunk({}, chat), "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}
+
+
+def entry(piece: str, logprob: float, token_id: int | None = None) -> dict[str, Any]:
+    found = {"token": piece, "logprob": logprob, "bytes": list(piece.encode()), "top_logprobs": []}
+    return found if token_id is None else {"id": token_id, **found}
+
+
+def vllm_chat_stream(groups: tuple[tuple[int, ...], ...] = ((0,), (1, 2), (3,))) -> list[dict[str, Any]]:
+    """A chunk per group of tokens (vLLM sends several in one chunk when it streams in intervals)."""
+    chunks = [chunk({"delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None,
+                     "token_ids": []}, True, prompt_token_ids=[1, 7, 8])]  # fmt: skip
+    for group in groups:
+        text = "".join(PIECES[i] for i in group if i < 3)  # the last token is past the reply: no text
+        content = [entry(PIECES[i], LOGPROBS[i]) for i in group]
+        last = group[-1] == len(PIECES) - 1
+        chunks.append(chunk({"delta": {"content": text}, "logprobs": {"content": content},
+                             "finish_reason": "stop" if last else None, "token_ids": [IDS[i] for i in group]}, True))  # fmt: skip
+    return [*chunks, usage(True)]
+
+
+def vllm_completion_stream() -> list[dict[str, Any]]:
+    chunks = []
+    for i, (piece, logprob) in enumerate(zip(PIECES, LOGPROBS, strict=True)):
+        choice: dict[str, Any] = {
+            "text": piece if i < 3 else "",
+            "logprobs": {"text_offset": [0], "token_logprobs": [logprob], "tokens": [piece], "top_logprobs": [None]},
+            "finish_reason": "stop" if i == 3 else None,
+            "token_ids": [IDS[i]],
+        }
+        if i == 0:
+            choice["prompt_token_ids"] = [1, 9]
+        chunks.append(chunk(choice, False))
+    return [*chunks, usage(False)]
+
+
+def llama_cpp_stream(chat: bool, pieces: list[str] = PIECES) -> list[dict[str, Any]]:
+    chunks = [chunk({"delta": {"role": "assistant", "content": None}, "finish_reason": None}, True)] if chat else []
+    for i, (piece, logprob) in enumerate(zip(pieces, LOGPROBS, strict=False)):
+        text = piece if i < 3 else ""
+        held = {"delta": {"content": text}} if chat else {"text": text}
+        chunks.append(
+            chunk({**held, "finish_reason": None, "logprobs": {"content": [entry(piece, logprob, IDS[i])]}}, chat)
+        )
+    end = {"delta": {}} if chat else {"text": ""}
+    return [*chunks, chunk({**end, "finish_reason": "stop"}, chat), usage(chat)]
+
+
+def streaming(cls: Any, chunks: list[dict[str, Any]], sent: list[dict[str, Any]], **options: Any) -> Any:
+    def handler(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, content=sse(chunks), headers={"content-type": "text/event-stream"})
+
+    client = openai.OpenAI(
+        api_key="x", base_url="http://test.invalid/v1", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+    aclient = openai.AsyncOpenAI(
+        api_key="x",
+        base_url="http://test.invalid/v1",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
+    return cls("m", client=client, async_client=aclient, token_ids=True, stream=True, **options)
+
+
+def call(model: Any, request: Request, mode: str) -> Any:
+    return model.generate(request) if mode == "sync" else asyncio.run(model.agenerate(request))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("groups", [((0,), (1,), (2,), (3,)), ((0,), (1, 2), (3,)), ((0, 1, 2, 3),)])
+def test_vllm_chat_stream_gives_the_same_tokens_as_its_whole_answer(mode: str, groups: Any) -> None:
+    sent: list[dict[str, Any]] = []
+    reply = call(streaming(OpenAIChat, vllm_chat_stream(groups), sent, server="vllm"), CHAT, mode)
+    assert sent[0]["stream"] is True and sent[0]["return_token_ids"] is True and sent[0]["logprobs"] is True
+    assert reply.text == "FINAL: 3" and reply.finish_reason == "stop"
+    whole = backend(OpenAIChat, vllm_chat(), [], server="vllm").generate(CHAT).tokens
+    assert reply.tokens == whole == Tokens((1, 7, 8), KEPT.ids, KEPT.logprobs, KEPT.ends, 4)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_vllm_completion_stream_reads_the_prompt_ids_of_the_first_chunk(mode: str) -> None:
+    sent: list[dict[str, Any]] = []
+    reply = call(streaming(OpenAICompletion, vllm_completion_stream(), sent, server="vllm"), TRANSCRIPT, mode)
+    assert sent[0]["return_token_ids"] is True and sent[0]["logprobs"] == 0
+    assert reply.tokens == Tokens((1, 9), KEPT.ids, KEPT.logprobs, KEPT.ends, 4)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_llama_cpp_stream_gives_one_id_a_chunk_and_the_prompt_from_the_tokenizer(mode: str) -> None:
+    sent: list[dict[str, Any]] = []
+    model = streaming(OpenAICompletion, llama_cpp_stream(chat=False), sent, server="llama.cpp", tokenizer=Vocab())
+    reply = call(model, TRANSCRIPT, mode)
+    assert sent[0]["n_probs"] == 1 and sent[0]["stream"] is True
+    assert reply.tokens is not None and reply.tokens.prompt == Vocab().encode(TRANSCRIPT.prompt)  # type: ignore[arg-type]
+    assert (reply.tokens.ids, reply.tokens.logprobs, reply.tokens.sampled) == (KEPT.ids, KEPT.logprobs, 4)
+    assert not reply.tokens.exact and "prompt's ids are the tokenizer's" in reply.tokens.reason
+
+
+def test_llama_cpp_chat_stream_without_prompt_ids_gives_no_tokens_as_its_whole_answer_does() -> None:
+    reply = streaming(OpenAIChat, llama_cpp_stream(chat=True), [], server="llama.cpp").generate(CHAT)
+    assert reply.text == "FINAL: 3" and reply.tokens is None
+
+
+def test_a_token_whose_text_came_with_the_next_ones_log_prob_gives_no_tokens_not_wrong_ones() -> None:
+    """llama.cpp holds back what may begin a stop word and sends it with the next token: that
+    chunk's text is two tokens' and its log-probs one's. The ids would not be the ones sampled."""
+    chunks = llama_cpp_stream(chat=False)
+    first, second = chunks[0]["choices"][0], chunks[1]["choices"][0]
+    second["text"] = first["text"] + second["text"]
+    first["text"], first["logprobs"] = "", None
+    reply = streaming(OpenAICompletion, chunks, [], server="llama.cpp", tokenizer=Vocab()).generate(TRANSCRIPT)
+    assert reply.text == "FINAL: 3" and reply.tokens is None
+
+
+def test_stream_token_texts_only_are_mapped_by_the_tokenizer_and_say_so() -> None:
+    """A server that streams token texts and log-probs but no ids (llama-cpp-python's, OpenAI's)."""
+    chunks = vllm_completion_stream()
+    for c in chunks:
+        for choice in c["choices"]:
+            del choice["token_ids"]
+            choice.pop("prompt_token_ids", None)
+    reply = streaming(OpenAICompletion, chunks, [], tokenizer=Vocab()).generate(TRANSCRIPT)
+    assert reply.tokens is not None and reply.tokens.ids == KEPT.ids and not reply.tokens.exact
+    assert "mapped from the server's token texts" in reply.tokens.reason
+    assert streaming(OpenAICompletion, chunks, []).generate(TRANSCRIPT).tokens is None  # no tokenizer: none
+
+
+def test_a_stream_not_asked_for_tokens_sends_no_token_fields_and_keeps_none() -> None:
+    sent: list[dict[str, Any]] = []
+    model = streaming(OpenAIChat, vllm_chat_stream(), sent, server="vllm")
+    model.token_ids = False
+    assert model.generate(CHAT).tokens is None and "return_token_ids" not in sent[0] and "logprobs" not in sent[0]
+
+
+def test_a_run_over_a_vllm_stream_has_the_trajectory_of_the_whole_answers(tools: list[object]) -> None:
+    streamed = Agent(streaming(OpenAIChat, vllm_chat_stream(), [], server="vllm"), tools=tools).run("q")  # type: ignore[arg-type]
+    whole = Agent(backend(OpenAIChat, vllm_chat(), [], server="vllm"), tools=tools).run("q")  # type: ignore[arg-type]
+    assert streamed.answer == "3" and streamed.trajectory is not None and streamed.trajectory.exact
+    assert streamed.trajectory == whole.trajectory

@@ -280,7 +280,7 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        reading = self._stream_reading(arguments)
         answer.response = _Watched(answer.response, reading, _read_seconds(self.client.timeout))
         try:
             for chunk in answer:
@@ -288,7 +288,7 @@ class _OpenAIBackend:
                     break
         finally:
             answer.close()
-        return reading.reply()
+        return self._with_tokens(reading.reply(), reading.answer(), arguments)
 
     async def _aonce(self, arguments: dict[str, Any]) -> Reply:
         import openai
@@ -305,7 +305,7 @@ class _OpenAIBackend:
         )
         if not stream:
             return self._read(answer, arguments)
-        reading = wire.StreamReading(chat=self.api == "chat", max_tokens=arguments.get("max_tokens"))
+        reading = self._stream_reading(arguments)
         answer.response = _Watched(answer.response, reading, _read_seconds(client.timeout))
         try:
             async for chunk in answer:
@@ -313,7 +313,7 @@ class _OpenAIBackend:
                     break
         finally:
             await answer.close()
-        return reading.reply()
+        return self._with_tokens(reading.reply(), reading.answer(), arguments)
 
     async def _alean(self, arguments: dict[str, Any]) -> Reply | int:
         """One try over the lean HTTP path (`http1`): the reply, or how many retries the `openai`
@@ -347,7 +347,17 @@ class _OpenAIBackend:
 
     def _read(self, answer: object, arguments: dict[str, Any]) -> Reply:
         """A whole answer's reply, with its token ids when they were asked for and the answer has them."""
-        reply = wire.read_answer(answer, chat=self.api == "chat")
+        return self._with_tokens(wire.read_answer(answer, chat=self.api == "chat"), answer, arguments)
+
+    def _stream_reading(self, arguments: dict[str, Any]) -> wire.StreamReading:
+        """A streamed reply's reader; it gathers the chunks' token fields when they were asked for."""
+        return wire.StreamReading(
+            chat=self.api == "chat", max_tokens=arguments.get("max_tokens"), tokens=self.token_ids
+        )
+
+    def _with_tokens(self, reply: Reply, answer: object, arguments: dict[str, Any]) -> Reply:
+        """The reply with its token ids, when they were asked for and `answer` (a whole answer, or
+        a stream's token fields gathered as one) has them."""
         if not self.token_ids:
             return reply
         prompt = arguments.get("prompt")
@@ -397,7 +407,7 @@ class _OpenAIBackend:
         grammar = self._grammar_sent(request)
         if grammar and self.server is not None:
             body.update(wire.grammar_fields(self.server, grammar))
-        if self.token_ids and not self.stream:
+        if self.token_ids:  # streamed or not: a stream's chunks carry their tokens' share
             body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:
             arguments["extra_body"] = body

@@ -198,9 +198,10 @@ class PerRun:
     def __init__(self, replies: list[str | Reply | BaseException], options: dict[str, Any]) -> None:
         self._replies = replies
         self._options = options
-        first = ScriptedModel(replies, **options)
-        self.api, self.name, self.accepts_grammar = first.api, first.name, first.accepts_grammar
-        self.context_window = first.context_window
+        # what every run's model shares (its name, window, counting) is this one's: asked of it
+        self._like = ScriptedModel(replies, **options)
+        self.api, self.name, self.accepts_grammar = self._like.api, self._like.name, self._like.accepts_grammar
+        self.context_window = self._like.context_window
         self.scripts: list[ScriptedModel] = []
         self._tips: list[Prompt] = []
         self._lock = threading.Lock()
@@ -209,14 +210,13 @@ class PerRun:
         return self._script(request.prompt).generate(request)
 
     async def agenerate(self, request: Request) -> Reply:
-        await asyncio.sleep(0)
-        return self.generate(request)
+        return await self._script(request.prompt).agenerate(request)
 
     async def acontext_window(self) -> int | None:
-        return self.context_window
+        return await self._like.acontext_window()
 
     def count_tokens(self, text: str) -> int:
-        return ScriptedModel.count_tokens(self, text)  # type: ignore[arg-type]
+        return self._like.count_tokens(text)
 
     @property
     def calls(self) -> list[Request]:

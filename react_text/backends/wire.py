@@ -152,9 +152,10 @@ class StreamReading:
     keeps its connection alive.
     """
 
-    def __init__(self, *, chat: bool, max_tokens: int | None = None) -> None:
+    def __init__(self, *, chat: bool, max_tokens: int | None = None, tokens: bool = False) -> None:
         self._chat = chat
         self._max_tokens = max_tokens
+        self._tokens = _StreamTokens() if tokens else None  # `answer()` gives them, when asked for
         self._texts = 0  # chunks that carried text or reasoning
         self._written = 0  # their characters
         self._text = ""
@@ -181,6 +182,8 @@ class StreamReading:
             raise Malformed(f"a stream chunk whose choice is not an object: {_glimpse(chunk)}")
         self._choices += 1
         self._finish = _finish(choice) or self._finish
+        if self._tokens is not None:
+            self._tokens.add(chunk, choice)
         holder = _field(choice, "delta") if self._chat else choice
         reasoning = _reasoning(holder)
         if reasoning:
@@ -217,6 +220,58 @@ class StreamReading:
         if not self._choices:
             raise Malformed("a stream that ended without a single choice")
         return Reply(self._text, self._usage, self._finish, "".join(self._reasoning) or None)
+
+    def answer(self) -> dict[str, Any]:
+        """The stream's token fields gathered as one whole answer holds them, for `read_tokens`
+        (asked for with `tokens=True`; an empty answer otherwise)."""
+        return self._tokens.answer() if self._tokens is not None else {}
+
+
+class _StreamTokens:
+    """The token fields of a stream's chunks, put together: each chunk's sampled ids (vLLM's
+    `token_ids`, the delta's) and log-probs (logprobs.content[] entries, or the completions'
+    tokens and token_logprobs) appended in order, and the prompt's ids, which come once (vLLM: the
+    first chunk, at the top for chat, in the choice for completions)."""
+
+    def __init__(self) -> None:
+        self._prompt: object = None
+        self._ids: list[object] = []
+        self._entries: list[object] = []  # logprobs.content[]
+        self._pieces: list[object] = []  # logprobs.tokens
+        self._numbers: list[object] = []  # logprobs.token_logprobs
+        self._broken = False  # a chunk's token fields were not lists: give none rather than a guess
+
+    def add(self, chunk: object, choice: object) -> None:
+        prompt = _field(chunk, "prompt_token_ids") or _field(choice, "prompt_token_ids")
+        if prompt is not None and self._prompt is None:
+            self._prompt = prompt
+        ids = _field(choice, "token_ids")
+        if ids is not None:
+            self._extend(self._ids, ids)
+        logprobs = _field(choice, "logprobs")
+        if logprobs is None:
+            return
+        content = _field(logprobs, "content")
+        if content is not None:
+            self._extend(self._entries, content)
+        else:
+            self._extend(self._pieces, _field(logprobs, "tokens"))
+            self._extend(self._numbers, _field(logprobs, "token_logprobs"))
+
+    def _extend(self, into: list[object], value: object) -> None:
+        if isinstance(value, list):
+            into.extend(value)
+        elif value is not None:
+            self._broken = True
+
+    def answer(self) -> dict[str, Any]:
+        if self._broken or (self._entries and self._pieces):
+            return {}
+        logprobs: dict[str, Any] = {"content": self._entries}
+        if not self._entries:
+            logprobs = {"tokens": self._pieces, "token_logprobs": self._numbers}
+        choice = {"logprobs": logprobs, "token_ids": self._ids or None, "prompt_token_ids": self._prompt}
+        return {"choices": [choice]}
 
 
 def _read_usage(raw: object) -> Usage | None:
@@ -406,6 +461,13 @@ def _glimpse(value: object) -> str:
 #              alike; no prompt ids (a completion's come from `tokenizer=`, so not exact)
 #   others     (llama-cpp-python's server, OpenAI) token strings only, with log-probs: mapped to ids
 #              by `tokenizer=` when given (not exact: the ids are derived from text)
+# Streamed (`stream=True`), each chunk carries its own tokens' share of the same fields (vLLM: the
+# delta's `token_ids`, `prompt_token_ids` in the first chunk; llama.cpp: one logprobs.content[]
+# entry a token; OpenAI: logprobs.content[] in chunks): `StreamReading(tokens=True)` appends them
+# and `answer()` hands `read_tokens` the whole answer they make. A token whose text a server held
+# back (llama.cpp holds what may begin a stop word, and sends it later with the next token's
+# log-prob only) leaves token texts that do not spell the reply: then the reply has no tokens,
+# never ids that are not the ones sampled.
 
 
 def token_fields(server: Server | None, *, chat: bool) -> dict[str, Any]:

@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "react_text.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
-
-
-def _one_line_exit_2(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 2, (done.returncode, done.stdout[-300:], done.stderr)
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    return lines[0]
+from cli_support import cli, cli_folder, set_up_error
 
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "s.txt").write_text("FINAL: 2\n")
-    (tmp_path / "t.jsonl").write_text('{"id": "q", "task": "q", "answer": "2"}\n')
-    (tmp_path / "d").mkdir()
-    (tmp_path / "empty.jsonl").write_text("")
-    return tmp_path
+    return cli_folder(tmp_path)
 
 
 # troubleshooting.md, "Tasks, traces, scripts and files": each message as listed, one line, exit 2.
@@ -67,7 +48,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_listed_set_up_error_is_its_one_line(folder: Path, name: str) -> None:
     args, message = CASES[name]
-    line = _one_line_exit_2(_cli(*args, cwd=folder))
+    line = set_up_error(cli(*args, cwd=folder))
     assert line.startswith("react-text: ") and message in line
 
 
@@ -76,7 +57,7 @@ def test_a_listed_set_up_error_is_its_one_line(folder: Path, name: str) -> None:
 # then "the script has 1 replies; call 2", exit 1.
 def test_an_empty_script_file_is_refused(folder: Path) -> None:
     (folder / "empty.txt").write_text("")
-    line = _one_line_exit_2(_cli("run", "--script", "empty.txt", "q", cwd=folder))
+    line = set_up_error(cli("run", "--script", "empty.txt", "q", cwd=folder))
     assert "holds no replies to play" in line
 
 
@@ -87,5 +68,5 @@ def test_an_empty_script_file_is_refused(folder: Path) -> None:
 def test_a_task_may_use_python_doc(folder: Path) -> None:
     (folder / "tp.jsonl").write_text('{"id": "q", "task": "q", "answer": "2", "tools": ["python_doc"]}\n')
     (folder / "pd.txt").write_text("ACTION: python_doc[len]\n---\nFINAL: 2\n")
-    done = _cli("eval", "tp.jsonl", "--script", "pd.txt", cwd=folder)
+    done = cli("eval", "tp.jsonl", "--script", "pd.txt", cwd=folder)
     assert done.returncode == 0, done.stderr
