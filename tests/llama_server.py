@@ -11,7 +11,7 @@ the slow tests. Two servers:
 
     with LlamaServer(threads=1) as server, RecordingProxy(server.url) as proxy:
         proxy.url                    # talk to this
-        proxy.bodies                 # every request body, in order
+        proxy.bodies                 # every request body, in order (proxy.paths: their paths)
         proxy.tasks()                # the tasks whose requests went through it
 """
 
@@ -183,6 +183,7 @@ class RecordingProxy:
 
     def __init__(self, upstream: str) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []  # the path of each body's request
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -192,6 +193,7 @@ class RecordingProxy:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 proxy.bodies.append(json.loads(raw))
+                proxy.paths.append(self.path)
                 self._forward(raw)
 
             def _forward(self, raw: bytes | None) -> None:

@@ -69,7 +69,7 @@ def test_the_grammar_holds_the_reply_to_a_shape_the_model_would_not_write(
     assert isinstance(constrained.parsed, Action), constrained.reply
     assert constrained.parsed.tool == "code" and constrained.parsed.input in ("alpha", "omega"), constrained.reply
     assert constrained.reply.startswith("THOUGHT: ")
-    assert not (isinstance(free.parsed, Action) and free.parsed.input in ("alpha", "omega")), free.reply
+    assert not (isinstance(free.parsed, Action) and free.parsed.input in ("alpha", "omega")), free.reply  # measured
     assert not warned(caplog, "does not apply the grammar")
 
 
@@ -81,8 +81,13 @@ def test_token_ids_are_the_servers_own_and_exact(server: LlamaCppServer, api: st
         result = Agent(model, tools=[calculator]).with_limits(steps=3, reply_tokens=48).run("What is 17 * 23?")
     trajectory = result.trajectory
     assert trajectory is not None and trajectory.exact, trajectory and trajectory.reason
-    calls = [b for b in proxy.bodies if "prompt" in b or "messages" in b]
+    asked = list(zip(proxy.paths, proxy.bodies, strict=True))
+    calls = [body for path, body in asked if path.endswith("/completions")]
     assert len(calls) == len(result.steps) == trajectory.turns
+    # after each call, the server is asked how it tokenized the prompt (chat: rendered first)
+    after = ["/apply-template", "/tokenize"] if api == "chat" else ["/tokenize"]
+    endpoint = "/v1/completions" if api == "completion" else "/v1/chat/completions"
+    assert [path for path, _ in asked] == [p for _ in calls for p in (endpoint, *after)]
     for body in calls:  # asked where its source reads them: n_probs, or top_logprobs for chat
         assert body["n_probs"] == 1 and body["return_tokens"] is True
         assert body.get("top_logprobs", 1) == 1
@@ -91,9 +96,12 @@ def test_token_ids_are_the_servers_own_and_exact(server: LlamaCppServer, api: st
         assert len(segment.ids) == len(segment.mask) == len(segment.logprobs)
         sampled = segment.ids[turn.start : turn.start + turn.completion]
         assert all(segment.mask[turn.start : turn.start + turn.completion])
-        assert all(lp < 0 or lp == 0.0 for lp in segment.logprobs[turn.start : turn.start + turn.completion])
+        logprobs = segment.logprobs[turn.start : turn.start + turn.completion]
+        assert all(lp <= 0 for lp in logprobs) and any(lp < 0 for lp in logprobs), logprobs
+        # the ids it sampled spell the reply (up to the guard's cut, less a token ending past it)
         spelled = server.post("/detokenize", {"tokens": list(sampled)})["content"]
-        assert step.reply.startswith(spelled) and len(step.reply) - len(spelled) <= 16, (spelled, step.reply)
+        kept = step.reply[: len(step.reply) - len(step.cut)]
+        assert kept.startswith(spelled) and len(kept) - len(spelled) <= 16, (spelled, step.reply)
     first = trajectory.segments[0]
     body = calls[0]
     rendered = body["prompt"] if api == "completion" else server.post("/apply-template", body)["prompt"]
