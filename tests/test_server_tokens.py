@@ -133,6 +133,15 @@ def test_llama_cpp_gives_ids_in_its_logprobs_and_the_prompt_comes_from_the_token
     assert not reply.tokens.exact and "prompt's ids are the tokenizer's" in reply.tokens.reason
 
 
+def test_an_end_of_turn_token_that_spells_nothing_is_sampled_not_kept() -> None:
+    """llama.cpp's server sends the end-of-turn token's text as "" (bytes []), not "<|im_end|>"
+    (seen on the real server: tests/test_llama_server.py): it is past the reply all the same."""
+    answer = llama_cpp(chat=False)
+    answer["choices"][0]["logprobs"]["content"][-1] |= {"token": "", "bytes": []}
+    reply = tokenizing(OpenAICompletion, answer, []).generate(TRANSCRIPT)
+    assert reply.tokens is not None and reply.tokens.ids == KEPT.ids and reply.tokens.sampled == 4
+
+
 def test_llama_cpp_chat_without_prompt_ids_gives_no_tokens() -> None:
     """The chat template is the server's: without its prompt ids there is nothing exact to keep."""
     sent: list[dict[str, Any]] = []

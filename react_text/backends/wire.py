@@ -481,6 +481,8 @@ def read_tokens(
     if not spelled.startswith(text):
         return None  # the token texts do not spell the reply (reasoning split out, a rewritten reply)
     kept = sum(1 for end in ends if end <= len(text))
+    while kept and not pieces[kept - 1]:  # an end-of-turn token spells nothing (llama.cpp sends ""): past the reply
+        kept -= 1
     return Tokens(
         prompt_ids, ids[:kept], logprobs[:kept], tuple(ends[:kept]), len(ids), not reasons, "; ".join(reasons)
     )
