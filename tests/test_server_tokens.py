@@ -133,10 +133,85 @@ def test_llama_cpp_gives_ids_in_its_logprobs_and_the_prompt_comes_from_the_token
     assert not reply.tokens.exact and "prompt's ids are the tokenizer's" in reply.tokens.reason
 
 
+def test_an_end_of_turn_token_that_spells_nothing_is_sampled_not_kept() -> None:
+    """llama.cpp's server sends the end-of-turn token's text as "" (bytes []), not "<|im_end|>"
+    (seen on the real server: tests/test_llama_server.py): it is past the reply all the same."""
+    answer = llama_cpp(chat=False)
+    answer["choices"][0]["logprobs"]["content"][-1] |= {"token": "", "bytes": []}
+    reply = tokenizing(OpenAICompletion, answer, []).generate(TRANSCRIPT)
+    assert reply.tokens is not None and reply.tokens.ids == KEPT.ids and reply.tokens.sampled == 4
+
+
 def test_llama_cpp_chat_without_prompt_ids_gives_no_tokens() -> None:
     """The chat template is the server's: without its prompt ids there is nothing exact to keep."""
-    reply = backend(OpenAIChat, llama_cpp(chat=True), [], server="llama.cpp").generate(CHAT)
+    sent: list[dict[str, Any]] = []
+    reply = backend(OpenAIChat, llama_cpp(chat=True), sent, server="llama.cpp").generate(CHAT)
     assert reply.text == "FINAL: 3" and reply.tokens is None
+    # its chat endpoint takes n_probs from top_logprobs when logprobs is true: 0 would ask for none
+    assert sent[0]["logprobs"] is True and sent[0]["top_logprobs"] == 1
+
+
+RENDERED = "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
+
+
+def tokenizing(cls: Any, answer: dict[str, Any], posts: list[tuple[str, Any]], **options: Any) -> Any:
+    """A llama.cpp server as its source answers: /apply-template renders, /tokenize gives ids."""
+
+    def handler(request: Any) -> Any:
+        body = json.loads(request.content)
+        posts.append((request.url.path, body))
+        if request.url.path == "/apply-template":
+            return httpx.Response(200, json={"prompt": RENDERED})
+        if request.url.path == "/tokenize":
+            return httpx.Response(200, json={"tokens": [1, *range(100, 100 + len(body["content"]) // 8)]})
+        return httpx.Response(200, json=answer)
+
+    url = "http://test.invalid/v1"
+    client = openai.OpenAI(api_key="x", base_url=url, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    aclient = openai.AsyncOpenAI(
+        api_key="x", base_url=url, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    )
+    return cls("m", client=client, async_client=aclient, token_ids=True, server="llama.cpp", **options)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("chat", [False, True], ids=["completion", "chat"])
+def test_llama_cpp_says_how_it_tokenized_the_prompt_so_the_ids_are_exact(mode: str, chat: bool) -> None:
+    posts: list[tuple[str, Any]] = []
+    model = tokenizing(OpenAIChat if chat else OpenAICompletion, llama_cpp(chat=chat), posts, tokenizer=Vocab())
+    request = CHAT if chat else TRANSCRIPT
+    reply = model.generate(request) if mode == "sync" else asyncio.run(model.agenerate(request))
+    paths = [path for path, _ in posts]
+    assert paths == (
+        ["/v1/chat/completions", "/apply-template", "/tokenize"] if chat else ["/v1/completions", "/tokenize"]
+    )
+    if chat:
+        assert posts[1][1] == posts[0][1], "the template is rendered from the very body the chat endpoint got"
+    tokenized = posts[-1][1]
+    assert tokenized == {"content": RENDERED if chat else TRANSCRIPT.prompt, "add_special": True, "parse_special": True}
+    assert reply.tokens is not None and reply.tokens.exact and reply.tokens.reason == ""
+    assert reply.tokens.prompt == (1, *range(100, 100 + len(tokenized["content"]) // 8))
+    assert (reply.tokens.ids, reply.tokens.logprobs) == (KEPT.ids, KEPT.logprobs)
+
+
+def test_a_server_that_does_not_tokenize_is_asked_once_and_the_tokenizer_serves() -> None:
+    """llama-cpp-python's server is said llama.cpp too, and has no /tokenize (a 404)."""
+    paths: list[str] = []
+
+    def handler(request: Any) -> Any:
+        paths.append(request.url.path)
+        if request.url.path == "/tokenize":
+            return httpx.Response(404, json={"detail": "Not Found"})
+        return httpx.Response(200, json=llama_cpp(chat=False))
+
+    client = openai.OpenAI(api_key="x", base_url="http://test.invalid/v1", http_client=httpx.Client(
+        transport=httpx.MockTransport(handler)))  # fmt: skip
+    model = OpenAICompletion("m", client=client, token_ids=True, server="llama.cpp", tokenizer=Vocab())
+    replies = [model.generate(TRANSCRIPT) for _ in range(3)]
+    assert paths == ["/v1/completions", "/tokenize", "/v1/completions", "/v1/completions"]
+    for reply in replies:
+        assert reply.tokens is not None and not reply.tokens.exact
+        assert reply.tokens.prompt == Vocab().encode(TRANSCRIPT.prompt)  # type: ignore[arg-type]
 
 
 def test_token_texts_only_are_mapped_by_the_tokenizer_and_say_so() -> None:

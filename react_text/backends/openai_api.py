@@ -40,6 +40,11 @@ vLLM's `GET /v1/models` (`max_model_len`), then llama.cpp's `GET /props` (`n_ctx
 server cannot say (OpenAI itself is not asked). A context-length error that names the window
 (most do) sets it when it was unknown: llama-cpp-python's server says it no other way.
 
+Token ids (`token_ids=True`, for trajectories) are asked where each server gives them (`wire.token_fields`);
+llama.cpp's server gives the sampled ids in its log-probs but not the prompt's, so it is asked how
+it tokenized the prompt (its /tokenize, after /apply-template for chat) and the ids are exact. A
+server said llama.cpp that cannot say (llama-cpp-python's) is asked once; `tokenizer=` serves then.
+
 A streamed request that the server drops without a word (llama-cpp-python's server does, for a
 prompt past its window) is asked once more unstreamed, to hear the error.
 """
@@ -128,6 +133,7 @@ class _OpenAIBackend:
         # ask the server for the tokens it sampled (a reply then carries `tokens`, for trajectories)
         self.token_ids = token_ids
         self.tokenizer = tokenizer
+        self._tokenizes = True  # False once the server has not said how it tokenized a prompt
         self._lean: _Lean | None = None
         if client is None:
             import openai
@@ -279,7 +285,7 @@ class _OpenAIBackend:
             self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.Stream[object]
         )
         if not stream:
-            return self._read(answer, arguments)
+            return self._read(answer, arguments, self._served(arguments))
         reading = self._stream_reading(arguments)
         answer.response = _Watched(answer.response, reading, _read_seconds(self.client.timeout))
         try:
@@ -288,7 +294,7 @@ class _OpenAIBackend:
                     break
         finally:
             answer.close()
-        return self._with_tokens(reading.reply(), reading.answer(), arguments)
+        return self._with_tokens(reading.reply(), reading.answer(), arguments, self._served(arguments))
 
     async def _aonce(self, arguments: dict[str, Any]) -> Reply:
         import openai
@@ -304,7 +310,7 @@ class _OpenAIBackend:
             self._path, body=_body(arguments), cast_to=object, stream=stream, stream_cls=openai.AsyncStream[object]
         )
         if not stream:
-            return self._read(answer, arguments)
+            return self._read(answer, arguments, await self._aserved(arguments))
         reading = self._stream_reading(arguments)
         answer.response = _Watched(answer.response, reading, _read_seconds(client.timeout))
         try:
@@ -313,7 +319,7 @@ class _OpenAIBackend:
                     break
         finally:
             await answer.close()
-        return self._with_tokens(reading.reply(), reading.answer(), arguments)
+        return self._with_tokens(reading.reply(), reading.answer(), arguments, await self._aserved(arguments))
 
     async def _alean(self, arguments: dict[str, Any]) -> Reply | int:
         """One try over the lean HTTP path (`http1`): the reply, or how many retries the `openai`
@@ -339,15 +345,16 @@ class _OpenAIBackend:
             await asyncio.sleep(wire.first_backoff(random.random()))
             return retries - 1
         if 200 <= answer.status < 300:
-            return self._read(_decoded(answer.body), arguments)
+            return self._read(_decoded(answer.body), arguments, await self._aserved(arguments))
         if retries == 0 or not wire.retried(answer.status, answer.headers):
             return 0  # asked once more by the client, which raises its own error from the answer
         await asyncio.sleep(wire.retry_wait(answer.headers, random.random()))
         return retries - 1
 
-    def _read(self, answer: object, arguments: dict[str, Any]) -> Reply:
-        """A whole answer's reply, with its token ids when they were asked for and the answer has them."""
-        return self._with_tokens(wire.read_answer(answer, chat=self.api == "chat"), answer, arguments)
+    def _read(self, answer: object, arguments: dict[str, Any], served: tuple[int, ...] | None = None) -> Reply:
+        """A whole answer's reply, with its token ids when they were asked for and the answer has
+        them (`served`: the prompt's ids as the server tokenized it, asked of it after the answer)."""
+        return self._with_tokens(wire.read_answer(answer, chat=self.api == "chat"), answer, arguments, served)
 
     def _stream_reading(self, arguments: dict[str, Any]) -> wire.StreamReading:
         """A streamed reply's reader; it gathers the chunks' token fields when they were asked for."""
@@ -355,17 +362,78 @@ class _OpenAIBackend:
             chat=self.api == "chat", max_tokens=arguments.get("max_tokens"), tokens=self.token_ids
         )
 
-    def _with_tokens(self, reply: Reply, answer: object, arguments: dict[str, Any]) -> Reply:
+    def _with_tokens(
+        self, reply: Reply, answer: object, arguments: dict[str, Any], served: tuple[int, ...] | None = None
+    ) -> Reply:
         """The reply with its token ids, when they were asked for and `answer` (a whole answer, or
-        a stream's token fields gathered as one) has them."""
+        a stream's token fields gathered as one) has them (`served`: the prompt's ids as the server
+        tokenized it)."""
         if not self.token_ids:
             return reply
         prompt = arguments.get("prompt")
-        known = self.tokenizer.encode(prompt) if self.tokenizer is not None and isinstance(prompt, str) else None
-        tokens = wire.read_tokens(answer, reply.text, prompt=known, vocabulary=self.tokenizer)
+        known = None
+        if served is None and self.tokenizer is not None and isinstance(prompt, str):
+            known = self.tokenizer.encode(prompt)
+        tokens = wire.read_tokens(answer, reply.text, prompt=known, vocabulary=self.tokenizer, served=served)
         if tokens is None:
             log.debug("%r: the answer gave no token ids for its reply", self)
         return dataclasses.replace(reply, tokens=tokens)
+
+    # -- the prompt's ids as llama.cpp's server tokenized it (token_ids=True): its /tokenize ---------
+
+    def _asks_prompt(self) -> bool:
+        """Whether to ask the server how it tokenized the prompt: llama.cpp's server, token ids
+        asked for, and it has not failed to say (llama-cpp-python's server, also "llama.cpp", has
+        no /tokenize: asked once, then not again)."""
+        return self.token_ids and self._tokenizes and self._server == "llama.cpp"
+
+    def _served(self, arguments: dict[str, Any]) -> tuple[int, ...] | None:
+        if not self._asks_prompt():
+            return None
+        plan = wire.prompt_plan(str(self.client.base_url), _body(arguments), chat=self.api == "chat")
+        try:
+            url, body = next(plan)
+            while True:
+                url, body = plan.send(self._post(url, body))
+        except StopIteration as done:
+            return self._tokenized(done.value)
+
+    async def _aserved(self, arguments: dict[str, Any]) -> tuple[int, ...] | None:
+        if not self._asks_prompt():
+            return None
+        plan = wire.prompt_plan(str(self.client.base_url), _body(arguments), chat=self.api == "chat")
+        try:
+            url, body = next(plan)
+            while True:
+                url, body = plan.send(await self._apost(url, body))
+        except StopIteration as done:
+            return self._tokenized(done.value)
+
+    def _tokenized(self, ids: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if ids is None:
+            self._tokenizes = False
+            log.info("%r: the server did not say how it tokenized the prompt; not asked again", self)
+        return ids
+
+    def _post(self, url: str, body: object) -> object:
+        import openai
+
+        try:
+            client = self.client.with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
+            return client.post(url, body=body, cast_to=object)
+        except (openai.OpenAIError, ValueError) as exc:
+            log.info("%r: POST %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return None
+
+    async def _apost(self, url: str, body: object) -> object:
+        import openai
+
+        try:
+            client = (await self._aclient()).with_options(max_retries=0, timeout=_LOOKUP_SECONDS)
+            return await client.post(url, body=body, cast_to=object)
+        except (openai.OpenAIError, ValueError) as exc:
+            log.info("%r: POST %s failed: %s", self, safe_url(url), scrub(str(exc)))
+            return None
 
     async def _aclient(self) -> openai.AsyncOpenAI:
         """The async client: the one given, or one per event loop, built from the sync client's settings.

@@ -36,6 +36,7 @@ __all__ = [
     "exceeds_context",
     "grammar_fields",
     "names_stop",
+    "prompt_plan",
     "prompt_said",
     "read_answer",
     "window_plan",
@@ -458,7 +459,11 @@ def _glimpse(value: object) -> str:
 #              or `logprobs: 0` (completions: logprobs.tokens, token_logprobs)
 #   llama.cpp  `n_probs: 1` (and `return_tokens: true`, read by its native /completion): the OpenAI
 #              endpoints answer logprobs.content[] of {id, token, bytes, logprob}, chat and completion
-#              alike; no prompt ids (a completion's come from `tokenizer=`, so not exact)
+#              alike. Its chat endpoint sets n_probs from `top_logprobs` (20 when absent) whenever
+#              `logprobs` is true, over any `n_probs` sent (tools/server/server-common.cpp,
+#              oaicompat_chat_params_parse), so chat asks `top_logprobs: 1`: 0 would ask for none.
+#              No prompt ids in the answer: the server's own are asked of it (`prompt_plan`: its
+#              /tokenize, after /apply-template for chat), which is how it tokenized the prompt
 #   others     (llama-cpp-python's server, OpenAI) token strings only, with log-probs: mapped to ids
 #              by `tokenizer=` when given (not exact: the ids are derived from text)
 # Streamed (`stream=True`), each chunk carries its own tokens' share of the same fields (vLLM: the
@@ -474,18 +479,45 @@ def token_fields(server: Server | None, *, chat: bool) -> dict[str, Any]:
     """The request fields that ask `server` for the tokens it sampled (and their log-probabilities)."""
     if server == "vllm":
         return {"return_token_ids": True} | ({"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 0})
-    openai_style = {"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 1}
     if server == "llama.cpp":  # its own fields, and the OpenAI ones llama-cpp-python's server (said llama.cpp) reads
+        openai_style = {"logprobs": True, "top_logprobs": 1} if chat else {"logprobs": 1}
         return {"n_probs": 1, "return_tokens": True} | openai_style
-    return openai_style
+    return {"logprobs": True, "top_logprobs": 0} if chat else {"logprobs": 1}
+
+
+def prompt_plan(base_url: str, body: Mapping[str, Any], *, chat: bool) -> Generator[tuple[str, Any], object, Ids]:
+    """A request's prompt as llama.cpp's server tokenizes it: yields each (URL, JSON body) to POST,
+    is sent its JSON answer (None when the POST failed), returns the ids or None.
+
+    The server tokenizes a prompt string with special tokens added and parsed (tools/server:
+    tokenize_input_prompts(..., true, true)); /tokenize does the same when asked so. A chat
+    request's prompt is the server's chat template over its messages: /apply-template renders it
+    from the same body, with the same code the chat endpoint runs."""
+    root = base_url.rstrip("/").removesuffix("/v1")
+    prompt = body.get("prompt")
+    if chat:
+        prompt = _field((yield f"{root}/apply-template", dict(body)), "prompt")
+    if not isinstance(prompt, str):
+        return None
+    answer = yield f"{root}/tokenize", {"content": prompt, "add_special": True, "parse_special": True}
+    return _ints(_field(answer, "tokens"))
+
+
+Ids = tuple[int, ...] | None
 
 
 def read_tokens(
-    answer: object, text: str, *, prompt: tuple[int, ...] | None = None, vocabulary: Vocabulary | None = None
+    answer: object,
+    text: str,
+    *,
+    prompt: tuple[int, ...] | None = None,
+    vocabulary: Vocabulary | None = None,
+    served: tuple[int, ...] | None = None,
 ) -> Tokens | None:
     """The call as token ids, from a whole answer whose reply is `text`; None when the answer does
     not say enough (no log-probs, no prompt ids and none given, token texts that do not spell the
-    reply). `prompt`: the prompt's ids from the tokenizer, when the server gives none."""
+    reply). `served`: the prompt's ids as the server said it tokenized it, when its answer has
+    none (`prompt_plan`); `prompt`: the prompt's ids from the tokenizer, else (not exact)."""
     choices = _field(answer, "choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     pieces, logprobs, listed = _token_logprobs(_field(choice, "logprobs"))
@@ -497,7 +529,7 @@ def read_tokens(
         mapped = [vocabulary.piece_id(p.decode("utf-8", "replace")) for p in pieces]
         ids = None if None in mapped else tuple(m for m in mapped if m is not None)
         reasons.append("the sampled ids were mapped from the server's token texts by the tokenizer")
-    given = _ints(_field(choice, "prompt_token_ids")) or _ints(_field(answer, "prompt_token_ids"))
+    given = _ints(_field(choice, "prompt_token_ids")) or _ints(_field(answer, "prompt_token_ids")) or served
     if given is None and prompt is not None:
         reasons.append("the prompt's ids are the tokenizer's, not the server's")
     prompt_ids = given or prompt
@@ -511,6 +543,8 @@ def read_tokens(
     if not spelled.startswith(text):
         return None  # the token texts do not spell the reply (reasoning split out, a rewritten reply)
     kept = sum(1 for end in ends if end <= len(text))
+    while kept and not pieces[kept - 1]:  # an end-of-turn token spells nothing (llama.cpp sends ""): past the reply
+        kept -= 1
     return Tokens(
         prompt_ids, ids[:kept], logprobs[:kept], tuple(ends[:kept]), len(ids), not reasons, "; ".join(reasons)
     )
