@@ -32,7 +32,7 @@ from .episode import Approval
 from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits
 from .prompt_style import Prompting
-from .protocol import ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THINK_OPEN, THOUGHT_LABEL, call
+from .protocol import ACTION, ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THINK_OPEN, THOUGHT_LABEL, call
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
@@ -361,13 +361,13 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
         "--act-first",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="under the grammar, the first reply must be an ACTION (default: as the model recommends)",
+        help=f"under the grammar, the first reply must be an {ACTION} (default: as the model recommends)",
     )
     command.add_argument(
         "--parallel",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="the model may write several independent ACTION lines in one reply; they run at once "
+        help=f"the model may write several independent {ACTION} lines in one reply; they run at once "
         f"(at most --max-actions, default {defaults.actions})",
     )
     command.add_argument(

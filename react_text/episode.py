@@ -302,7 +302,8 @@ class _Protocol:
                 if self.cut_answers:  # readable, but cut: say so
                     error = (
                         f"{self.format_errors} replies in a row without a whole answer: the last "
-                        f"{self.cut_answers} gave a FINAL answer that the reply allowance of {allowance} tokens cut"
+                        f"{self.cut_answers} gave a {protocol.FINAL} answer that the reply allowance of "
+                        f"{allowance} tokens cut"
                     )
                 return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self.plan.next(number, observation, labelled=labelled)

@@ -69,7 +69,9 @@ __all__ = [
 ]
 
 # The observation words the guard cuts at, in any case: the protocol's and LangChain's ("Observation").
-_WORDS = sorted({protocol.OBSERVATION.casefold(), "observation"})
+_WORD = protocol.OBSERVATION.casefold()
+_OTHER = "" if _WORD == "observation" else "observation"  # LangChain's, when the protocol's is another word
+_WORDS = (_WORD, _OTHER) if _OTHER else (_WORD,)
 _OBSERVATION = "|".join("".join(f"[{c.upper()}{c}]" for c in w) for w in _WORDS)  # (?i) would make every search slow
 if len(_WORDS) > 1:
     _OBSERVATION = f"(?:{_OBSERVATION})"
@@ -105,8 +107,7 @@ _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the e
 _BLANK = re.compile(r"\s*+")
 _FENCE_LINE = re.compile(r"(?:`{3,}+|~{3,}+)[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
-_STEMS = tuple(w[:3] for w in _WORDS)
-_SCANNED = (*_WORDS, "output")  # a reply that holds none of these (in any case) holds no label
+_STEM, _OTHER_STEM = _WORD[:3], _OTHER[:3]  # the least of a partial label
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
 _INPUT_OPEN = windows.Window(
@@ -137,7 +138,7 @@ def cut(text: str) -> Cut:
     spans = thinking(text)
     end = _first_label(fold_colons(text), 0, spans, pending=False)
     # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
-    while not _inside(spans, end - 1) and _stem_in(text[max(0, end - _TAIL) : end].lower()):
+    while not _inside(spans, end - 1) and _stem_in(text, end):
         tail = _PARTIAL.search(text, max(0, end - _TAIL), end)
         if tail is None:
             break
@@ -246,9 +247,11 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
     return None
 
 
-def _stem_in(lowered: str) -> bool:
-    """Whether the first three letters of an observation word are in `lowered` (a partial label may be)."""
-    return any(stem in lowered for stem in _STEMS)
+def _stem_in(text: str, end: int) -> bool:
+    """Whether the first three letters of an observation word, in any case, are in the last _TAIL
+    characters before `end` (a partial label there may be)."""
+    tail = text[max(0, end - _TAIL) : end].lower()
+    return _STEM in tail or bool(_OTHER_STEM and _OTHER_STEM in tail)
 
 
 def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
@@ -302,7 +305,7 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
     `pending`: an input that has not closed (yet) protects what follows its bracket.
     """
     lowered = text[since:].lower()
-    if not any(word in lowered for word in _SCANNED):  # the common case: no label at all
+    if _WORD not in lowered and "output" not in lowered and not (_OTHER and _OTHER in lowered):  # no label at all
         return len(text)
     found: list[tuple[int, re.Match[str] | None]] = [(-1, None)] * len(_LABELS)
     lasts: dict[str, int] = {}
