@@ -46,7 +46,8 @@ def protocol_grammar(
     actions: int = 1,
     think: bool = False,
 ) -> str:
-    """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
+    """The grammar for one reply. `after_cue`: the model goes on after `THOUGHT:` (a completion
+    transcript ends with it; a chat turn may be prefilled with it, `Request.prefill`).
     `final=False` admits only an action (a run that must use a tool before it answers);
     `action=False` only a final answer (the forced final call at a limit). `actions`: the most
     ACTION lines a reply may hold (more than 1 with parallel actions). `think`: a free <think>
@@ -101,7 +102,8 @@ def _typed_calls(tools: Sequence[str | Tool]) -> list[str]:
 
 
 def after_cue(grammar: str) -> str:
-    """The same grammar for a prompt that already ends with `THOUGHT:`."""
+    """The same grammar for a model that goes on after `THOUGHT:` (`protocol_grammar(after_cue=True)`
+    writes it so at once)."""
     if grammar.startswith(_THINK_ROOT):
         return grammar.replace(_THINK_ROOT, _THINK_AFTER_CUE, 1)
     return grammar.replace(f"root ::= {_THOUGHT} thought", 'root ::= " " thought', 1)
