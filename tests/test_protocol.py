@@ -20,6 +20,7 @@ import react_text
 from react_text import Agent, Limits, ScriptedModel, gbnf, guard, parse, parse_several, protocol, tool
 from react_text.grammar import protocol_grammar
 from react_text.history import History
+from react_text.model_info import describe
 from react_text.parser import parse_naive, parse_strict, render_action
 from react_text.prompting import observation_message, observations_message
 from react_text.types import Action, Actions, Final, Message, RunResult
@@ -232,3 +233,9 @@ def test_a_completion_transcript_ends_with_the_cue_and_carries_no_prefill(drive:
 def test_history_ends_a_transcript_with_the_cue() -> None:
     history = History("QUESTION: q\n", len)
     assert history.prompt() == f"QUESTION: q\n{protocol.THOUGHT_CUE}"
+
+
+def test_taking_a_prefill_is_read_once_from_the_model() -> None:
+    assert describe(ScriptedModel([], accepts_prefill=True)).prefill is True
+    assert describe(ScriptedModel([])).prefill is False
+    assert describe(ScriptedModel.per_run([], accepts_prefill=True)).prefill is True
