@@ -6,11 +6,12 @@ from .backends.scripted import ScriptedModel
 from .binding import Rest
 from .errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
 from .grammar import protocol_grammar
-from .guard import STOP_SEQUENCES, cut
+from .guard import cut
 from .limits import Limits
 from .loop import Agent, AsyncRun, Run
 from .parser import parse, render_action
 from .prompt_style import Prompting
+from .protocol import STOP_SEQUENCES
 from .several import parse_several
 from .tools import Tool, tool
 from .types import (

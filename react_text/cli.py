@@ -32,6 +32,7 @@ from .episode import Approval
 from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits
 from .prompt_style import Prompting
+from .protocol import ACTION, ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THINK_OPEN, THOUGHT_LABEL, call
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
@@ -59,17 +60,17 @@ _EXAMPLES_FETCH = """examples:
   react-text fetch qwen2.5-0.5b
   react-text run --model qwen2.5-0.5b "What is 17 * 23 + 5?"
 """
-_EXAMPLES_PARSE = """examples:
-  printf 'THOUGHT: x\\nACTION: add[2, 3]\\n' | react-text parse
+_EXAMPLES_PARSE = f"""examples:
+  printf '{THOUGHT_LABEL} x\\n{ACTION_LABEL} add[2, 3]\\n' | react-text parse
   react-text parse --parser naive < reply.txt
   react-text parse replies.jsonl                  one JSON line of output per reply
-  echo 'ACTION: unit converter[5 km]' | react-text parse --tools "unit converter,lookup"
+  echo '{ACTION_LABEL} unit converter[5 km]' | react-text parse --tools "unit converter,lookup"
   react-text parse --compare                       the robustness scoreboard on the bundled corpus
   react-text parse --corpus mine.jsonl --parser myparsers:read    your parser on your replies
 
-A corpus is JSON lines, one reply a line: {"text": "...", "expected": {"kind": "action", "tool":
-"lookup", "input": "cats"}} (or {"kind": "final", "answer": "..."}, or {"kind": "error"}), with
-optional "id", "category" (a scoreboard row), "source", "mode" ("chat", or "completion": THOUGHT:
+A corpus is JSON lines, one reply a line: {{"text": "...", "expected": {{"kind": "action", "tool":
+"lookup", "input": "cats"}}}} (or {{"kind": "final", "answer": "..."}}, or {{"kind": "error"}}), with
+optional "id", "category" (a scoreboard row), "source", "mode" ("chat", or "completion": {THOUGHT_LABEL}
 is put back before the reply) and "tools" (the registered tool names). --parser module:function
 names any function from a reply's text to a reading: a react_text Parsed value or a dict like
 "expected" (raising is an error reading); give it several times to compare several. The
@@ -234,7 +235,7 @@ def _arguments() -> argparse.ArgumentParser:
         type=_names,
         default=(),
         metavar="NAME,...",
-        help="the registered tool names (so 'ACTION: unit converter[5 km]' reads as tool 'unit converter');"
+        help=f"the registered tool names (so '{ACTION_LABEL} unit converter[5 km]' reads as tool 'unit converter');"
         ' a .jsonl line\'s own "tools" field wins',
     )
     parse.add_argument(
@@ -353,20 +354,20 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--think",
         action="store_true",
-        help="under the grammar, the model may think in a free <think> block before the protocol "
+        help=f"under the grammar, the model may think in a free {THINK_OPEN} block before the protocol "
         "(a server's own reasoning parser, where it has one, starts the grammar after the thinking)",
     )
     command.add_argument(
         "--act-first",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="under the grammar, the first reply must be an ACTION (default: as the model recommends)",
+        help=f"under the grammar, the first reply must be an {ACTION} (default: as the model recommends)",
     )
     command.add_argument(
         "--parallel",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="the model may write several independent ACTION lines in one reply; they run at once "
+        help=f"the model may write several independent {ACTION} lines in one reply; they run at once "
         f"(at most --max-actions, default {defaults.actions})",
     )
     command.add_argument(
@@ -704,14 +705,14 @@ def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: _Paint) 
     forced = " (forced)" if step.forced else ""
     out.write(paint.dim(f"── step {step.number}{forced} · {budget} tokens · {step.seconds:.2f}s") + "\n")
     if parsed.thought:
-        out.write(f"{paint.label('THOUGHT:', 'thought')} {parsed.thought}\n")
+        out.write(f"{paint.label(THOUGHT_LABEL, 'thought')} {parsed.thought}\n")
     if isinstance(parsed, Action):
-        out.write(f"{paint.label('ACTION:', 'action')} {parsed.tool}[{parsed.input}]\n")
+        out.write(f"{paint.label(ACTION_LABEL, 'action')} {call(parsed.tool, parsed.input)}\n")
     elif isinstance(parsed, Actions):
         for action in parsed.actions:
-            out.write(f"{paint.label('ACTION:', 'action')} {action.tool}[{action.input}]\n")
+            out.write(f"{paint.label(ACTION_LABEL, 'action')} {call(action.tool, action.input)}\n")
     elif isinstance(parsed, Final):
-        out.write(f"{paint.label('FINAL:', 'final')} {parsed.answer}\n")
+        out.write(f"{paint.label(FINAL_LABEL, 'final')} {parsed.answer}\n")
     else:
         out.write(f"{paint.label(f'UNREADABLE ({parsed.reason}):', 'error')} {step.reply.strip()[:200]!r}\n")
     if step.cut.strip():
@@ -719,7 +720,7 @@ def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: _Paint) 
     if isinstance(parsed, Actions) and step.observation is not None:
         out.write(paint.label(step.observation, "observation") + "\n")
     elif step.observation is not None:
-        out.write(f"{paint.label('OBSERVATION:', 'observation')} {step.observation}\n")
+        out.write(f"{paint.label(OBSERVATION_LABEL, 'observation')} {step.observation}\n")
     out.flush()
 
 

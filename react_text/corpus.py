@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .errors import ConfigError
+from .protocol import THOUGHT_CUE
 from .types import Action, Final, Parsed, ParseError
 
 __all__ = [
@@ -72,7 +73,7 @@ class Case:
 
     @property
     def sent(self) -> str:
-        return "THOUGHT:" + self.text if self.mode == "completion" else self.text
+        return THOUGHT_CUE + self.text if self.mode == "completion" else self.text
 
 
 @dataclass

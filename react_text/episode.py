@@ -34,11 +34,11 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from . import binding, guard, prompting, runon, several
+from . import binding, guard, prompting, protocol, runon, several
 from .budget import Meter
 from .errors import ContextLengthError, ModelError, scrub
 from .grammar import MAX_ANSWER, protocol_grammar
-from .history import THOUGHT_CUE, History
+from .history import History
 from .limits import MIN_REPLY_TOKENS
 from .model_info import grammar_on
 from .planning import Plan, limit_words
@@ -228,14 +228,18 @@ class _Protocol:
         use_grammar = grammar_on(agent.model, agent.info, agent.prompting.grammar)
         self.parallel = agent.prompting.parallel
         actions = self.limits.actions if self.parallel else 1
+        # A chat model that continues a turn already begun has it begun with the thought cue, as a
+        # completion transcript ends with it; either way the grammar starts after the cue.
+        self.prefill = protocol.THOUGHT_CUE if self.chat and agent.info.prefill else ""
+        cued = not self.chat or bool(self.prefill)
         typed = tuple(agent.tools)  # each tool's input constrained by what it takes (grammar_inputs)
-        self.grammar = protocol_grammar(typed, after_cue=not self.chat, actions=actions) if use_grammar else None
+        self.grammar = protocol_grammar(typed, after_cue=cued, actions=actions) if use_grammar else None
         self.first_grammar = (
-            protocol_grammar(typed, after_cue=not self.chat, final=False, actions=actions)
+            protocol_grammar(typed, after_cue=cued, final=False, actions=actions)
             if use_grammar and agent.prompting.act_first
             else self.grammar
         )
-        self.final_grammar = protocol_grammar((), after_cue=not self.chat) if use_grammar else None
+        self.final_grammar = protocol_grammar((), after_cue=cued) if use_grammar else None
         self.plan = Plan(self.limits, self.history, self.meter, self.count, window)
         self.window_bound = False  # the plan's window is only a bound learned from refusals that named none
 
@@ -298,11 +302,12 @@ class _Protocol:
                 if self.cut_answers:  # readable, but cut: say so
                     error = (
                         f"{self.format_errors} replies in a row without a whole answer: the last "
-                        f"{self.cut_answers} gave a FINAL answer that the reply allowance of {allowance} tokens cut"
+                        f"{self.cut_answers} gave a {protocol.FINAL} answer that the reply allowance of "
+                        f"{allowance} tokens cut"
                     )
                 return (yield from self._finish_step(step, "format_errors", error=error))
             observation, limit = self.plan.next(number, observation, labelled=labelled)
-            labelled = labelled and observation.startswith("OBSERVATION (")  # not when cut to the stub
+            labelled = labelled and observation.startswith(protocol.OBSERVATION_OF_CALL)  # not when cut to the stub
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
@@ -377,11 +382,13 @@ class _Protocol:
         # The forced final call admits only FINAL; under act_first, the first calls only an ACTION.
         grammar = self.final_grammar if forced else self.first_grammar if self.tool_calls == 0 else self.grammar
         stop = (
-            (guard.STOP_SEQUENCES + guard.PARALLEL_STOP if self.parallel else guard.STOP_SEQUENCES)
+            (protocol.STOP_SEQUENCES + protocol.PARALLEL_STOP if self.parallel else protocol.STOP_SEQUENCES)
             if self.send_stop
             else ()
         )
-        return Request(self.history.prompt() if prompt is None else prompt, stop, allowance, grammar, self.seed)
+        return Request(
+            self.history.prompt() if prompt is None else prompt, stop, allowance, grammar, self.seed, self.prefill
+        )
 
     def _ask(
         self, number: int, allowance: int, *, forced: bool
@@ -431,9 +438,10 @@ class _Protocol:
         reasoning, visible = guard.split_reasoning(reply.text)
         reasoning = "\n".join(r for r in (reply.reasoning or "", reasoning) if r)
         cut = guard.cut(visible)
-        # A completion reply continues the THOUGHT: cue; one that starts with a label at once
-        # ("FINAL: 89") is read as if a space came first.
-        read = cut.kept if self.chat else THOUGHT_CUE + ("" if cut.kept[:1].isspace() else " ") + cut.kept
+        # A completion reply continues the thought cue; one that starts with a label at once
+        # ("FINAL: 89") is read as if a space came first. (A prefilled chat reply holds its prefill.)
+        cue = protocol.THOUGHT_CUE
+        read = cut.kept if self.chat else cue + ("" if cut.kept[:1].isspace() else " ") + cut.kept
         parsed: Reading = (
             several.parse_several(read, tools=self.names, most=self.limits.actions, parser=self.agent.parser)
             if self.parallel
@@ -441,10 +449,10 @@ class _Protocol:
         )
         acted = _acted(read, parsed)
         if not self.chat:
-            acted = acted.removeprefix(THOUGHT_CUE)
+            acted = acted.removeprefix(cue)
         if self.agent.prompting.reasoning == "keep" and reasoning:
-            acted = f"<think>\n{reasoning}\n</think>\n{acted.lstrip()}"
-        directive = _directive(parsed)
+            acted = f"{protocol.THINK_OPEN}\n{reasoning}\n{protocol.THINK_CLOSE}\n{acted.lstrip()}"
+        directive = protocol.directive_line(parsed)
         local = self.history.add_reply(acted, number, directive)
         self.meter.appended(local, usage.completion_tokens + 4 if reply.usage is not None else None)
         step = Step(
@@ -604,10 +612,12 @@ class _Protocol:
                 result=texts[earlier],
             )
         each = tuple(t or "" for t in texts)
-        observation = prompting.observations_message((_action_words(a), t) for a, t in zip(actions, each, strict=True))
+        observation = prompting.observations_message(
+            (protocol.call_line(a), t) for a, t in zip(actions, each, strict=True)
+        )
         if len(parsed.actions) > most:
             skipped = parsed.actions[most]
-            note = prompting.render("corrections/too_many_actions", most=most, skipped=_action_words(skipped))
+            note = prompting.render("corrections/too_many_actions", most=most, skipped=protocol.call_line(skipped))
             observation = f"{observation}\n{note}"
         return observation, seconds, each
 
@@ -662,18 +672,3 @@ def _acted(text: str, parsed: Reading) -> str:
     if isinstance(parsed, Action | Actions | Final) and parsed.discarded and text.endswith(parsed.discarded):
         return text[: len(text) - len(parsed.discarded)]
     return text
-
-
-def _directive(parsed: Reading) -> str:
-    """A one-line summary of an action (a line each for Actions), what is left of its reply when
-    the reply is elided."""
-    if isinstance(parsed, Action):
-        return f"ACTION: {_action_words(parsed)}"
-    if isinstance(parsed, Actions):
-        return "\n".join(f"ACTION: {_action_words(a)}" for a in parsed.actions)
-    return ""
-
-
-def _action_words(action: Action) -> str:
-    """The call as one line: `weather[Athens]`."""
-    return f"{action.tool}[{' '.join(action.input.split())}]"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import gbnf, grammar_inputs
+from .protocol import ACTION_LABEL, FINAL_LABEL, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
 
 if TYPE_CHECKING:
     from .tools import Tool
@@ -25,6 +26,10 @@ __all__ = [
     "protocol_grammar",
     "with_thinking",
 ]
+
+# The protocol's words, as GBNF string literals: each label with the space after it, the think tags.
+_THOUGHT, _ACTION, _FINAL = (json.dumps(f"{label} ") for label in (THOUGHT_LABEL, ACTION_LABEL, FINAL_LABEL))
+_OPEN, _CLOSE = json.dumps(THINK_OPEN), json.dumps(THINK_CLOSE)
 
 # Characters. A small model otherwise fills its whole allowance with one thought, or with one
 # answer said over and over; both together stay within a 256-token allowance for most text.
@@ -41,7 +46,8 @@ def protocol_grammar(
     actions: int = 1,
     think: bool = False,
 ) -> str:
-    """The grammar for one reply. `after_cue`: the prompt already ends with `THOUGHT:`.
+    """The grammar for one reply. `after_cue`: the model goes on after `THOUGHT:` (a completion
+    transcript ends with it; a chat turn may be prefilled with it, `Request.prefill`).
     `final=False` admits only an action (a run that must use a tool before it answers);
     `action=False` only a final answer (the forced final call at a limit). `actions`: the most
     ACTION lines a reply may hold (more than 1 with parallel actions). `think`: a free <think>
@@ -53,20 +59,20 @@ def protocol_grammar(
         )
     if not (final or action):
         raise ValueError("a reply must admit an action or a final answer")
-    start = '" " thought' if after_cue else '"THOUGHT: " thought'
+    start = '" " thought' if after_cue else f"{_THOUGHT} thought"
     tool_names = tool_names if action else ()
     choices = ["final"] if final or not tool_names else []
     rules = [
         f'root ::= {start} "\\n" directive',
         f"thought ::= [^\\n]{{1,{MAX_THOUGHT}}}",
-        f'final ::= "FINAL: " [^\\n]{{1,{MAX_ANSWER}}}',
+        f"final ::= {_FINAL} [^\\n]{{1,{MAX_ANSWER}}}",
     ]
     if tool_names:
         choices.insert(0, "action" if actions == 1 else f'action ("\\n" action){{0,{actions - 1}}}')
     if tool_names and all(isinstance(t, str) for t in tool_names):
         names = " | ".join(json.dumps(name) for name in tool_names)
         rules += [
-            'action ::= "ACTION: " tool "[" input "]"',
+            f'action ::= {_ACTION} tool "[" input "]"',
             f"tool ::= {names}",
             'input ::= ([^\\[\\]\\n] | "[" input "]")+',
         ]
@@ -89,17 +95,18 @@ def _typed_calls(tools: Sequence[str | Tool]) -> list[str]:
         rules.append(rule)
         used |= needs
     return [
-        f'action ::= "ACTION: " ({" | ".join(calls)})',
+        f"action ::= {_ACTION} ({' | '.join(calls)})",
         *rules,
         *(grammar_inputs.VALUE_RULES[name] for name in sorted(used)),
     ]
 
 
 def after_cue(grammar: str) -> str:
-    """The same grammar for a prompt that already ends with `THOUGHT:`."""
+    """The same grammar for a model that goes on after `THOUGHT:` (`protocol_grammar(after_cue=True)`
+    writes it so at once)."""
     if grammar.startswith(_THINK_ROOT):
         return grammar.replace(_THINK_ROOT, _THINK_AFTER_CUE, 1)
-    return grammar.replace('root ::= "THOUGHT: " thought', 'root ::= " " thought', 1)
+    return grammar.replace(f"root ::= {_THOUGHT} thought", 'root ::= " " thought', 1)
 
 
 # Thinking first: a free <think> block before the protocol, for a model that reasons before it
@@ -107,13 +114,17 @@ def after_cue(grammar: str) -> str:
 # text but its closing tag; after the `THOUGHT:` cue of a transcript it comes before the label,
 # written again. A server with a reasoning parser of its own (SGLang's, vLLM's) starts the grammar
 # after the thinking itself; the block, being optional, does no harm there either.
-_THINK_ROOT = 'root ::= think? "THOUGHT: " thought'
-_THINK_AFTER_CUE = 'root ::= " " (think "THOUGHT: ")? thought'
-THINK_RULES = (
-    'think ::= "<think>" think-text "</think>" "\\n"{0,2}\n'
-    'think-text ::= ([^<] | "<" [^/] | "</" [^t] | "</t" [^h] | "</th" [^i] | "</thi" [^n] | "</thin" [^k] '
-    '| "</think" [^>])*\n'
+_THINK_ROOT = f"root ::= think? {_THOUGHT} thought"
+_THINK_AFTER_CUE = f'root ::= " " (think {_THOUGHT})? thought'
+# Any text but the closing tag: a character other than the tag's first, or each start of the tag
+# followed by a character other than its next one.
+_NOT_CLOSE = " | ".join(
+    [
+        f"[^{THINK_CLOSE[0]}]",
+        *(f"{json.dumps(THINK_CLOSE[:n])} [^{THINK_CLOSE[n]}]" for n in range(1, len(THINK_CLOSE))),
+    ]
 )
+THINK_RULES = f'think ::= {_OPEN} think-text {_CLOSE} "\\n"{{0,2}}\nthink-text ::= ({_NOT_CLOSE})*\n'
 
 
 def with_thinking(grammar: str) -> str:
@@ -122,7 +133,7 @@ def with_thinking(grammar: str) -> str:
     if "\nthink ::= " in grammar:
         return grammar
     for plain, thinking in (
-        ('root ::= "THOUGHT: " thought', _THINK_ROOT),
+        (f"root ::= {_THOUGHT} thought", _THINK_ROOT),
         ('root ::= " " thought', _THINK_AFTER_CUE),
     ):
         if grammar.startswith(plain):
@@ -137,8 +148,8 @@ def ignored(grammar: str, text: str, *, cut: bool = False) -> bool:
     does not say: a leading <think> block (a server that starts the grammar after the thinking)
     and whitespace at the end. A grammar not written here cannot be judged: never ignored."""
     body = text
-    if body.lstrip().startswith("<think>") and "</think>" in body:
-        body = body[body.index("</think>") + len("</think>") :].lstrip("\n")
+    if body.lstrip().startswith(THINK_OPEN) and THINK_CLOSE in body:
+        body = body[body.index(THINK_CLOSE) + len(THINK_CLOSE) :].lstrip("\n")
     try:
         return not gbnf.admits(grammar, body.rstrip(), cut=cut)
     except gbnf.GrammarError:

@@ -30,7 +30,7 @@ An input that never closes is cut like any other text: the parser then reads it 
 labels written on purpose, the guard cuts at the next one: a reply that quotes the label that
 often is junk, and the cost stays linear.
 
-STOP_SEQUENCES, sent to servers as `stop`: a server cuts at them blindly, inside an input or an
+`protocol.STOP_SEQUENCES`, sent to servers as `stop`: a server cuts at them blindly, inside an input or an
 answer alike, and what it cuts is lost for good; the guard here is the real cut and `stop` only
 saves tokens. So each sequence is a whole observation label at the start of a line, where the
 guard would cut too: the protocol's own `OBSERVATION:`, LangChain's `Observation:` and its bold
@@ -54,14 +54,11 @@ from dataclasses import dataclass
 
 import regex
 
-from . import windows
+from . import protocol, windows
+from .protocol import DECOR, THINK_CLOSE, THINK_OPEN, fold_colons
 
 __all__ = [
-    "PARALLEL_STOP",
     "SHORT",
-    "STOP_SEQUENCES",
-    "THINK_CLOSE",
-    "THINK_OPEN",
     "Cut",
     "cut",
     "input_end",
@@ -71,25 +68,23 @@ __all__ = [
     "thinking",
 ]
 
-STOP_SEQUENCES: tuple[str, ...] = ("\nOBSERVATION:", "\nObservation:", "\n**Observation:**")
-# With parallel actions the observations are labelled with their calls: "OBSERVATION (weather[Athens]):".
-PARALLEL_STOP: tuple[str, ...] = ("\nOBSERVATION (",)
-
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
-
-
-_DECOR = r"[ \t>#*_\-]{0,12}"
-_OBSERVATION = "".join(f"[{c.upper()}{c}]" for c in "observation")  # (?i) would make every search slow
-# Searched in the text with full-width colons made ASCII (`_colons`).
+# The observation words the guard cuts at, in any case: the protocol's and LangChain's ("Observation").
+_WORD = protocol.OBSERVATION.casefold()
+_OTHER = "" if _WORD == "observation" else "observation"  # LangChain's, when the protocol's is another word
+_WORDS = (_WORD, _OTHER) if _OTHER else (_WORD,)
+_OBSERVATION = "|".join("".join(f"[{c.upper()}{c}]" for c in w) for w in _WORDS)  # (?i) would make every search slow
+if len(_WORDS) > 1:
+    _OBSERVATION = f"(?:{_OBSERVATION})"
+_INITIALS = "".join(f"{c.upper()}{c}" for c in [*sorted({w[0] for w in _WORDS}), "t", "f"])
+# Searched in the text with full-width colons made ASCII (`protocol.fold_colons`).
 _OUTPUT = "(?:[Tt][Oo][Oo][Ll]|[Ff][Uu][Nn][Cc][Tt][Ii][Oo][Nn])[ \t_]{1,3}[Oo][Uu][Tt][Pp][Uu][Tt]"
 # "OBSERVATION (weather[Athens]):" names the call it answers (parallel actions).
 _CALL = r"(?:[ \t]*+\([^\n]{0,300}?\))?"
 # At a line start: the decoration is taken whole (no label starts with one of its characters), and
 # only a line that goes on with a label's first letter is read further.
-_LINE_LABEL = rf"(?m:^{_DECOR}+(?=[OoTtFf])(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?{_CALL}[ \t*_]{{0,6}}:)"
-_BRACKET_LABEL = rf"(?m:^{_DECOR}+\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
-_INLINE_LABEL = r"(?:OBSERVATION|Observation)(?:[ \t]*\d{1,4})?[ \t*_]{0,4}:"
+_LINE_LABEL = rf"(?m:^{DECOR}(?=[{_INITIALS}])(?:{_OBSERVATION}|{_OUTPUT})(?:[ \t]*\d{{1,4}})?{_CALL}[ \t*_]{{0,6}}:)"
+_BRACKET_LABEL = rf"(?m:^{DECOR}\[{_OBSERVATION}(?:[ \t]*\d{{1,4}})?\])"
+_INLINE_LABEL = rf"(?:{protocol.OBSERVATION}|Observation)(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,4}}:"
 # Three patterns, not one alternation, each searched only in its window (see `windows`), on `re`:
 # faster than the regex module on these, short reply or long.
 _LABELS = (
@@ -100,21 +95,25 @@ _LABELS = (
 SHORT = 4096  # characters: a reply up to this long may take the parser's canonical fast path
 # A line whose text is an answer or an input: a label later on it is part of what was written.
 _WRITTEN_LINE = re.compile(
-    rf"(?i){_DECOR}(?:final(?:[ \t_]+answer)?|answer|(?:action|tool|function)[ \t_]+input)"
+    rf"(?i){DECOR}(?:{protocol.FINAL.casefold()}(?:[ \t_]+answer)?|answer|(?:action|tool|function)[ \t_]+input)"
     r"(?:[ \t]*\d{1,4})?[ \t*_]{0,6}[:：]"
 )
-# A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV".
-_PREFIXES = "bs|bse|bser|bserv|bserva|bservat|bservati|bservatio|bservation"
+# A label the stop sequence cut short, or the model stopped in the middle of: "Obs", "OBSERV" (a
+# word's first three letters or more).
+_PREFIXES = "|".join(f"{w[0]}(?:{'|'.join(w[1:n] for n in range(3, len(w) + 1))})" for w in _WORDS)
 _PARTIAL = regex.compile(  # searched in reverse ((?r)): it is anchored at the end
-    rf"(?r)(?:^|\n|\]){_DECOR}(?i:o(?:{_PREFIXES}))[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
+    rf"(?r)(?:^|\n|\]){DECOR}(?i:{_PREFIXES})[ \t]*\d{{0,4}}[ \t*_]{{0,6}}$"
 )
 _BLANK = re.compile(r"\s*+")
 _FENCE_LINE = re.compile(r"(?:`{3,}+|~{3,}+)[^\n`]{0,40}\n")
 _TAIL = 64  # the partial pattern never spans more than this many characters
+_STEM, _OTHER_STEM = _WORD[:3], _OTHER[:3]  # the least of a partial label
 _SKIPS = 64  # labels passed over (in thinking, in inputs, in answers) before the guard cuts anyway
 # Where a bracketed action input opens: an action label, a few words, then "[" or "(".
 _INPUT_OPEN = windows.Window(
-    re.compile(r"(?:ACTION|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{1,4})?[ \t*_]{0,6}:[^\[(\n:]{0,80}+[\[(]"),
+    re.compile(
+        rf"(?:{protocol.ACTION}|Action|action|TOOL|Tool|tool)(?:[ \t]*\d{{1,4}})?[ \t*_]{{0,6}}:[^\[(\n:]{{0,80}}+[\[(]"
+    ),
     first="[(",
     last="[(",
     lines=False,
@@ -137,9 +136,9 @@ class Cut:
 def cut(text: str) -> Cut:
     """Cut `text` at the first made-up observation. Idempotent: cut(cut(t).kept) keeps the same."""
     spans = thinking(text)
-    end = _first_label(_colons(text), 0, spans, pending=False)
+    end = _first_label(fold_colons(text), 0, spans, pending=False)
     # Drop partial labels at the very end until none is left (each pass removes at least 3 chars).
-    while not _inside(spans, end - 1) and "obs" in text[max(0, end - _TAIL) : end].lower():
+    while not _inside(spans, end - 1) and _stem_in(text, end):
         tail = _PARTIAL.search(text, max(0, end - _TAIL), end)
         if tail is None:
             break
@@ -155,7 +154,7 @@ def is_cut(text: str, since: int = 0) -> bool:
     length, not the whole reply's. Thinking is ignored, and so is an action input still open (it
     may yet close).
     """
-    return _first_label(_colons(text), max(0, since), thinking(text), pending=True) < len(text)
+    return _first_label(fold_colons(text), max(0, since), thinking(text), pending=True) < len(text)
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
@@ -248,9 +247,11 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
     return None
 
 
-def _colons(text: str) -> str:
-    """`text` with full-width colons made ASCII: the same length, so the same positions."""
-    return text.replace("：", ":") if "：" in text else text
+def _stem_in(text: str, end: int) -> bool:
+    """Whether the first three letters of an observation word, in any case, are in the last _TAIL
+    characters before `end` (a partial label there may be)."""
+    tail = text[max(0, end - _TAIL) : end].lower()
+    return _STEM in tail or bool(_OTHER_STEM and _OTHER_STEM in tail)
 
 
 def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
@@ -304,7 +305,7 @@ def _first_label(text: str, since: int, spans: list[tuple[int, int]], *, pending
     `pending`: an input that has not closed (yet) protects what follows its bracket.
     """
     lowered = text[since:].lower()
-    if "observation" not in lowered and "output" not in lowered:  # the common case: no label at all
+    if _WORD not in lowered and "output" not in lowered and not (_OTHER and _OTHER in lowered):  # no label at all
         return len(text)
     found: list[tuple[int, re.Match[str] | None]] = [(-1, None)] * len(_LABELS)
     lasts: dict[str, int] = {}

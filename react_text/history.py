@@ -1,15 +1,14 @@
 """What a run sends: the opening, then each step's reply and observation, as the model sees them.
 
 Chat models get a list of messages (the reply as the assistant's, the observation as the user's);
-completion models get one transcript that ends with `THOUGHT:`, which they continue. Entries are
-only appended, so what is sent grows at the end and server-side prompt caches keep hitting, until
-the history outgrows the model's context window: then the oldest observations are elided (each
-replaced by a one-line note), then the oldest replies are cut to their directive line, then the
-oldest steps are folded into one pair of messages after the opening that lists their calls (an
-elided step still costs two messages; a fold of many costs a few tokens a step); the opening
-(instructions and task) and the latest step always stay. Each rewrite makes what it replaces
-shorter, or is not made. Each entry's tokens are counted
-once, when it is written.
+completion models get one transcript that ends with the thought cue (`protocol.THOUGHT_CUE`), which
+they continue. Entries are only appended, so what is sent grows at the end and server-side prompt
+caches keep hitting, until the history outgrows the model's context window: then the oldest
+observations are elided (each replaced by a one-line note), then the oldest replies are cut to
+their directive line, then the oldest steps are folded into one pair of messages after the opening
+that lists their calls (an elided step still costs two messages; a fold of many costs a few tokens
+a step); the opening (instructions and task) and the latest step always stay. Each rewrite makes
+what it replaces shorter, or is not made. Each entry's tokens are counted once, when it is written.
 
 A text counts at least its length at the opening's density (its tokens per character): tiktoken
 reads some text (a Latin page, long runs of one word) in far fewer tokens a character than the
@@ -28,14 +27,13 @@ from typing import Literal
 
 from . import prompting
 from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING
+from .protocol import ACTION_LABEL, THOUGHT_CUE
 from .types import Message, Role
 
 __all__ = [
-    "THOUGHT_CUE",
     "History",
 ]
 
-THOUGHT_CUE = "THOUGHT:"
 _NOTE_SEPARATOR = "\n\n"
 _Kind = Literal["opening", "reply", "observation", "note", "fold"]
 
@@ -235,7 +233,7 @@ class History:
         if any(e.kind not in ("fold", "reply", "observation") for e in replaced):
             return None
         calls = self._fold_calls + tuple(
-            line.removeprefix("ACTION: ")
+            line.removeprefix(f"{ACTION_LABEL} ")
             for e in replaced
             if e.kind == "reply"
             for line in e.short.splitlines()
@@ -289,7 +287,7 @@ class History:
     def _elide_text(self, entry: _Entry) -> tuple[str, int]:
         if entry.kind == "observation":
             action = next((e.short for e in self._entries if e.kind == "reply" and e.step == entry.step), "")
-            source = action.removeprefix("ACTION: ") or f"step {entry.step}"
+            source = action.removeprefix(f"{ACTION_LABEL} ") or f"step {entry.step}"
             if len(source) > _DIRECTIVE_MAX:
                 source = source[: _DIRECTIVE_MAX - 1] + "…"
             note = prompting.render("history/elided_observation", source=source, tokens=entry.tokens)

@@ -19,6 +19,7 @@ else and matches no class names):
     serial                     its calls run one at a time (llama.cpp)            False
     stream                     it streams replies                                 False
     identity                   what its server is (`.server`: "llama.cpp", ...)   not said
+    accepts_prefill            it continues a turn begun with `Request.prefill`   False
 
 The backends declare theirs; a model of the user's own may declare any of them.
 
@@ -51,6 +52,7 @@ class ModelInfo:
     grammar: bool = False  # built to send the grammar (a server backend's grammar=True)
     serial: bool = False
     stream: bool = False
+    prefill: bool = False  # it takes Request.prefill (accepts_prefill)
     asynchronous: bool = False  # it has agenerate
     limits: Limits | None = None  # recommended
     prompting: Prompting | None = None  # recommended
@@ -79,6 +81,7 @@ def describe(model: Model) -> ModelInfo:
         grammar=getattr(model, "grammar", False) is True,
         serial=getattr(model, "serial", False) is True,
         stream=bool(getattr(model, "stream", False)),
+        prefill=getattr(model, "accepts_prefill", False) is True,
         asynchronous=isinstance(model, AsyncModel),
         limits=limits if isinstance(limits, Limits) else None,
         prompting=prompting if isinstance(prompting, Prompting) else None,

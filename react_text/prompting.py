@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .protocol import observation_label
 from .types import Message
 
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ __all__ = [
 ]
 
 InstructionsIn = Literal["system", "user"]
-
-_OBSERVATION_LABEL = "OBSERVATION:"
 
 
 def _root() -> Path:
@@ -143,7 +142,8 @@ def first_messages(
 
 
 def transcript_start(instruction_block: str, task: str) -> str:
-    """The opening of a completion-mode transcript; the model continues after `THOUGHT:`."""
+    """The opening of a completion-mode transcript; the model continues after the thought cue
+    (`protocol.THOUGHT_CUE`), which the history puts at the end of every request."""
     return render("transcript", instructions=instruction_block, task=render("task", task=task)) + "\n"
 
 
@@ -155,16 +155,19 @@ def observation_message(observation: str) -> str:
     matters most where text is concatenated (completion transcripts, the local model's
     continued assistant turn).
     """
-    return f"{_OBSERVATION_LABEL} {observation.strip(chr(10)).replace(chr(10), chr(10) + '  ')}"
+    return f"{observation_label()} {_indented(observation)}"
 
 
 def observations_message(calls: Iterable[tuple[str, str]]) -> str:
     """The observations of several calls made in one reply, one per call in the order written, each
     labelled with the call it answers: `OBSERVATION (weather[Athens]): 24 C`. As in
     `observation_message`, every line of a result after its first is indented."""
-    return "\n".join(
-        f"OBSERVATION ({call}): {text.strip(chr(10)).replace(chr(10), chr(10) + '  ')}" for call, text in calls
-    )
+    return "\n".join(f"{observation_label(call)} {_indented(text)}" for call, text in calls)
+
+
+def _indented(text: str) -> str:
+    """`text` without line breaks around it, every line after its first indented two spaces."""
+    return text.strip("\n").replace("\n", "\n  ")
 
 
 def known_variables(names: Iterable[str]) -> Mapping[str, set[str]]:

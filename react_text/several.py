@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from .parser import parse
+from .parser.labels import AFTER_COLON
+from .protocol import DECOR, THOUGHT
 from .types import Action, Actions, Parsed, Reading
 
 __all__ = [
@@ -35,7 +37,8 @@ SingleParser = Callable[..., Parsed]
 
 # A JSON array of objects at a line start ("[{", "[ {", "[\n  {"), after any fence line.
 _ARRAY = re.compile(r"(?m)^[ \t]*+\[[ \t\n]*+\{")
-_THOUGHT_LABEL = re.compile(r"(?i)\A[ \t*#>]{0,12}+thought[ \t*]{0,6}+:[ \t]*+")
+# The thought label before the array, decorated as a label line may be ("- Thought:", "**Thought:**").
+_THOUGHT_LABEL = re.compile(rf"(?i)\A{DECOR}{re.escape(THOUGHT)}[ \t*_]{{0,6}}+:{AFTER_COLON}")
 _DECODER = json.JSONDecoder(strict=False)
 
 

@@ -150,13 +150,21 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One call to a model. `prompt` is chat messages, or a transcript string for completion models."""
+    """One call to a model. `prompt` is chat messages, or a transcript string for completion models.
+
+    `prefill`: the model's turn has already begun with this text, which `prompt` does not hold. A
+    backend that takes a prefill (it says so with `accepts_prefill`, see `model_info`) puts it where
+    the model writes next (the end of the transcript, or an assistant turn it opens and leaves
+    open), and starts the reply's text with it: `Reply.text` is the whole turn. A grammar covers
+    only what the model writes after it. The engine sends one only to a model that takes it.
+    """
 
     prompt: tuple[Message, ...] | str
     stop: tuple[str, ...]
     max_tokens: int
     grammar: str | None = None  # GBNF, for backends that accept one
     seed: int | None = None  # the sampling seed for this run's calls (None: the model's own)
+    prefill: str = ""
 
 
 @dataclass(frozen=True, slots=True)

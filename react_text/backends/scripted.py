@@ -24,11 +24,15 @@ _TIPS = 256  # conversations remembered
 
 def _extends(prompt: Prompt, tip: Prompt, again: bool) -> bool:
     """Whether `prompt` continues the conversation whose last request was `tip` (the forced-final
-    note may have joined the tip's last message); `again`: or asks it again, unchanged."""
+    note may have joined the tip's last message, and a transcript's last line, the cue the model
+    continued, may have been written again); `again`: or asks it again, unchanged."""
     if prompt == tip:
         return again
+    if isinstance(prompt, str) and isinstance(tip, str):
+        line = tip.rfind("\n")
+        return prompt.startswith(tip[: line + 1] if line != -1 else tip)
     if isinstance(prompt, str) or isinstance(tip, str):
-        return isinstance(prompt, str) and isinstance(tip, str) and prompt.startswith(tip.removesuffix("THOUGHT:"))
+        return False
     return len(prompt) > len(tip) and prompt[: len(tip) - 1] == tip[:-1]
 
 
@@ -57,6 +61,10 @@ class ScriptedModel:
 
     `context_window` plays a server's window: it is reported as the model's, and a request whose
     prompt and allowance do not fit raises ContextLengthError without using a scripted reply.
+
+    `accepts_prefill=True` plays a model that continues a turn already begun (as `LocalModel`
+    does): each scripted reply is what it writes after the request's prefill, and the reply's text
+    is the prefill and then the scripted reply.
     """
 
     replies: Iterable[str | Reply | BaseException]
@@ -66,6 +74,7 @@ class ScriptedModel:
     tokenizer: Callable[[str], int] | None = None
     message_overhead: int = 4  # the server's tokens around each chat message (counted with `tokenizer`)
     context_window: int | None = None
+    accepts_prefill: bool = False
     provider: ClassVar[str] = "react_text.scripted"  # what model_info reads
     in_process: ClassVar[bool] = True
     calls: list[Request] = field(default_factory=list, init=False)
@@ -115,6 +124,8 @@ class ScriptedModel:
         if usage is None and self.tokenizer is not None:
             usage = Usage(prompt, self.tokenizer(text))
         finish = "length" if text != reply.text else reply.finish_reason
+        if self.accepts_prefill:
+            text = f"{request.prefill}{text}"
         return replace(reply, text=text, usage=usage, finish_reason=finish)
 
     async def agenerate(self, request: Request) -> Reply:
@@ -202,6 +213,7 @@ class PerRun:
         self._like = ScriptedModel(replies, **options)
         self.api, self.name, self.accepts_grammar = self._like.api, self._like.name, self._like.accepts_grammar
         self.context_window = self._like.context_window
+        self.accepts_prefill = self._like.accepts_prefill
         self.scripts: list[ScriptedModel] = []
         self._tips: list[Prompt] = []
         self._lock = threading.Lock()

@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from ..protocol import ACTION_LABEL, FINAL_LABEL
 from ..types import Action, Final, Parsed
 from .common import error
 from .reading import parse
 
 __all__ = ["PARSERS", "parse_naive", "parse_strict"]
 
-_NAIVE_ACTION = re.compile(r"ACTION: (\w++)\[")
+_NAIVE_ACTION = re.compile(rf"{re.escape(ACTION_LABEL)} (\w++)\[")
 
 
 def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
@@ -21,8 +22,8 @@ def parse_naive(text: str, *, tools: Collection[str] = ()) -> Parsed:
 
     Kept as the baseline of the robustness scoreboard; not used by the engine. Ignores `tools`.
     """
-    if "FINAL:" in text:
-        return Final(text.split("FINAL:", 1)[1].strip())
+    if FINAL_LABEL in text:
+        return Final(text.split(FINAL_LABEL, 1)[1].strip())
     # What `ACTION: (\w+)\[(.*)\]` reads (the input runs to the last "]" on its line), found without
     # backtracking: a line whose first call has no "]" after it has none for the later calls either.
     pos = 0

@@ -15,9 +15,10 @@ from typing import Literal
 
 import regex
 
-from .. import windows
+from .. import protocol, windows
+from ..protocol import DECOR
 
-__all__ = ["AFTER_COLON", "DECOR", "SEPARATORS", "Kind", "Labels", "Match", "label_kind"]
+__all__ = ["AFTER_COLON", "SEPARATORS", "Kind", "Labels", "Match", "label_kind"]
 
 Kind = Literal["thought", "action", "input", "final", "turn"]
 
@@ -34,6 +35,9 @@ for _kind, _words in {
 }.items():
     for _word in _words.split():
         _LABELS[_word] = _kind  # type: ignore[assignment]
+# The protocol's own words are labels of their kind whatever they are (today they are in the lists).
+for _word, _kind in ((protocol.THOUGHT, "thought"), (protocol.ACTION, "action"), (protocol.FINAL, "final")):
+    _LABELS.setdefault(_word.casefold(), _kind)  # type: ignore[arg-type]
 # Labels read only in the case written here: LangChain's conversational agent answers after "AI:"
 # (in any case, "ai:" would end an input at a line of YAML).
 _CASED: dict[str, Kind] = {"AI": "final"}
@@ -76,7 +80,6 @@ def _alternation(node: _Trie) -> str:
     return f"(?:{body})?" if "" in node else body
 
 
-DECOR = r"[ \t>#*_\-]{0,12}+"  # possessive: no label word starts with one of these characters
 _NUMBER = r"(?:[ \t]*\d{1,4})?"
 # After a label's colon: the closing half of a bold label ("**Action:** x", "**Action Input:**2"),
 # spaces, and stray decoration before the value ("Action Input: ** {...}", crewAI's tests).
@@ -122,7 +125,15 @@ def _heading_label(words: list[str]) -> str:
 # Later on a line, in the canonical capitals or title case, after a space or glued to the end of a
 # sentence or a name: "THOUGHT: ... ACTION: x[y]", "...search.Action:SearchToolAction Input:{...}".
 # A space in a word stands for any run of spaces and tabs, or none ("FinalAnswer:").
-_INLINE_WORDS = ["Action Input", "Tool Input", "Final Answer", "Action", "ACTION", "FINAL ANSWER", "FINAL"]
+_INLINE_WORDS = [
+    "Action Input",
+    "Tool Input",
+    "Final Answer",
+    "Action",
+    protocol.ACTION,
+    "FINAL ANSWER",
+    protocol.FINAL,
+]
 _INLINE_AFTER = r"[ \t.,;!?)\]\"'`*a-z0-9]"  # what may come just before an inline label
 
 
@@ -164,7 +175,7 @@ class Labels:
     """The labels of a reply, found lazily from any position (each pass searched once per advance)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text.replace("：", ":") if "：" in text else text  # same length, same positions
+        self.text = protocol.fold_colons(text)  # same length, same positions
         self.found: list[tuple[int, Match | None]] = [(-1, None)] * len(_LABEL_PASSES)
         self.lasts: dict[str, int] = {}  # characters -> where one of them last occurs in the text
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection
 
 from .. import guard
+from ..protocol import ACTION_LABEL, FINAL_LABEL, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
 from ..types import Action, Final, Parsed, ParseError
 from .common import Names, error, tool_names
 from .fences import QUOTES, fenced_reply
@@ -25,10 +26,11 @@ __all__ = ["parse"]
 # it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
 # tolerant path would (a property test checks it); anything else takes that path. Possessive
 # repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
+_THOUGHT, _ACTION, _FINAL = (re.escape(label) for label in (THOUGHT_LABEL, ACTION_LABEL, FINAL_LABEL))
 _CANONICAL = re.compile(
-    r"[ \t\n]*+(?<![ \t]{13})(?:THOUGHT:[ \t]*+(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{13}))?"
-    r"(?:ACTION:[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{0,63})\[(?P<input>[^\[\]\n:：<`]*+)\]"
-    r"|FINAL:[ \t]*+(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
+    rf"[ \t\n]*+(?<![ \t]{{13}})(?:{_THOUGHT}[ \t]*+(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{{13}}))?"
+    rf"(?:{_ACTION}[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})\[(?P<input>[^\[\]\n:：<`]*+)\]"
+    rf"|{_FINAL}[ \t]*+(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
 )
 
 
@@ -83,11 +85,11 @@ def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
     """
     pieces: list[tuple[int, int]] = []
     pos = 0
-    if guard.THINK_OPEN in text or guard.THINK_CLOSE in text:
+    if THINK_OPEN in text or THINK_CLOSE in text:
         for start, end in guard.thinking(text):
             pieces.append((pos, start))
-            closed = text.endswith(guard.THINK_CLOSE, 0, end)
-            pos = end if closed else start + len(guard.THINK_OPEN)
+            closed = text.endswith(THINK_CLOSE, 0, end)
+            pos = end if closed else start + len(THINK_OPEN)
     pieces.append((pos, len(text)))
     readable = text if pos == 0 else "".join(text[a:b] for a, b in pieces)
     return guard.cut(readable).kept, pieces

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import guard
+from ..protocol import action_line
 from .fences import unwrap
 
 __all__ = ["render_action"]
@@ -20,10 +21,10 @@ def render_action(tool: str, value: str) -> str:
     Values holding an observation label or a <think> tag are beyond any text protocol: the guard
     cuts the first, the parser drops the second.
     """
-    plain = f"ACTION: {tool}[{value}]"
-    closes_at_end = guard.input_end(plain, len(f"ACTION: {tool}")) == len(plain)
+    plain = action_line(tool, value)
+    closes_at_end = guard.input_end(plain, len(plain) - len(value) - 2) == len(plain)
     if "\n" not in value and "```" not in value and unwrap(value) == value and closes_at_end:
         return plain
     longest = max((len(m) for m in _BACKTICKS.findall(value)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"ACTION: {tool}[{fence}\n{value}\n{fence}]"
+    return action_line(tool, f"{fence}\n{value}\n{fence}")

@@ -9,13 +9,14 @@ import re
 import regex
 
 from .. import guard
+from ..protocol import ACTION, FINAL, THOUGHT
 from ..types import Action, Final, Parsed
 from .common import Names, error
 
 __all__ = ["read_strict"]
 
 _STRICT_TOOL = re.compile(r"(?P<tool>[A-Za-z_][\w.\-]{0,63})\[")
-_STRICT = regex.compile(r"(?m)^(?P<word>THOUGHT|ACTION|FINAL):[ \t]?")
+_STRICT = regex.compile(rf"(?m)^(?P<word>{'|'.join(re.escape(w) for w in (THOUGHT, ACTION, FINAL))}):[ \t]?")
 
 
 def read_strict(text: str, names: Names | None = None) -> Parsed:
@@ -25,9 +26,9 @@ def read_strict(text: str, names: Names | None = None) -> Parsed:
         end = labels[i + 1].start() if i + 1 < len(labels) else len(text)
         body = text[m.end() : end]
         word = m.group("word")
-        if word == "THOUGHT":
+        if word == THOUGHT:
             thought = body.strip()
-        elif word == "FINAL":
+        elif word == FINAL:
             answer = body.strip()
             stop = m.end() + len(body.rstrip())
             return Final(answer, thought, text[stop:]) if answer else error("empty_answer", thought)

@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .. import guard
+from ..protocol import DECOR
 from ..types import Action, Final, Parsed, ParseError
 from .blobs import decoded_blob, json_directive, skip_space
 from .common import Names, error, finishes, word_char
 from .fences import fence_body, unquote, unwrap
-from .labels import AFTER_COLON, DECOR, Kind, Labels, label_kind
+from .labels import AFTER_COLON, Kind, Labels, label_kind
 
 __all__ = ["directive", "read_tolerant"]
 
