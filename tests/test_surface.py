@@ -146,3 +146,25 @@ def test_the_old_name_of_task_result_warns_and_works() -> None:
     assert old is evaluation.TaskResult
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         _ = evaluation.Nothing  # type: ignore[attr-defined]
+
+
+def test_the_layout_page_names_every_module() -> None:
+    """docs/reference/layout.md draws the package: every module and subpackage has its line (a
+    package's modules may be named on its line instead)."""
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "reference" / "layout.md").read_text(encoding="utf-8")
+    package = root / "react_text"
+    missing = []
+    for path in sorted(package.glob("*.py")):
+        if path.stem != "__init__" and f"react_text/{path.name}" not in page:
+            missing.append(path.name)
+    for sub in sorted(p for p in package.iterdir() if (p / "__init__.py").is_file()):
+        line = next((ln for ln in page.splitlines() if f"react_text/{sub.name}/" in ln), None)
+        if line is None:
+            missing.append(f"{sub.name}/")
+            continue
+        block = page[page.index(line) :].split("\nreact_text/", 1)[0]
+        missing += [
+            f"{sub.name}/{m.stem}" for m in sorted(sub.glob("*.py")) if m.stem != "__init__" and m.stem not in block
+        ]
+    assert not missing, f"docs/reference/layout.md does not name: {', '.join(missing)}"
