@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from extras import extra
 
 
 class Refused(ValueError):
@@ -78,7 +79,7 @@ class Ebnf:
 def ebnf(text: str) -> Ebnf:
     """The grammar as xgrammar (behind vLLM and SGLang) reads it: compiled with an empty vocabulary,
     so that it matches strings. Raises Refused when xgrammar cannot parse it."""
-    xgr = pytest.importorskip("xgrammar", reason='needs pip install "react-text[ebnf]" (xgrammar, with torch)')
+    xgr: Any = extra("xgrammar", "react-text[ebnf]")  # xgrammar needs torch
     try:
         compiled = xgr.GrammarCompiler(xgr.TokenizerInfo([]), cache_enabled=False).compile_grammar(text)
     except (RuntimeError, ValueError) as exc:

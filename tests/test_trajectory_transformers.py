@@ -2,8 +2,8 @@
 (dequantizing its Q4_1 weights to float32, on CPU) and recomputes, teacher-forced, the
 log-probabilities of a rollout's exported completion ids given the exported prompt; they must be
 the rollout's, up to the two implementations' numerics. Needs the `rl` extra (torch, transformers,
-gguf): skipped without it, and CI (`./dev test`) does not install it, since torch from PyPI pulls
-several GB of CUDA libraries. Run under `flock /tmp/react-text-llama.lock` (the rollout is
+gguf): skipped without it; CI installs it (`REACT_TEXT_EXTRAS=ebnf,rl ./dev test`, from .ci/run)
+and requires it, though torch from PyPI pulls several GB of CUDA libraries. Run under `flock /tmp/react-text-llama.lock` (the rollout is
 llama.cpp's).
 """
 
@@ -16,12 +16,13 @@ import pytest
 from react_text import Agent
 from react_text.limits import Limits
 from react_text.trajectory import as_trl
+from tests.extras import extra
 
 pytestmark = pytest.mark.slow
 
-torch = pytest.importorskip("torch", reason='needs pip install "react-text[rl]"')
-transformers = pytest.importorskip("transformers", reason='needs pip install "react-text[rl]"')
-pytest.importorskip("gguf", reason='needs pip install "react-text[rl]"')
+torch = extra("torch", "react-text[rl]")
+transformers = extra("transformers", "react-text[rl]")
+extra("gguf", "react-text[rl]")
 
 TASKS = ["What is 17 + 25?", "What is the capital of France? Use lookup."]
 
