@@ -27,6 +27,8 @@
 #   recomputes from the exported ids agree with the rollout's, and re-encoded text can change ids.
 
 # %%
+import contextlib
+import io
 import json
 import math
 import tempfile
@@ -153,6 +155,72 @@ print(f"re-encoding the text changes the ids of {drifted} of {len(lines)} episod
 # is llama.cpp's own numerics (one id at a time against a batch, on 4-bit weights).
 # `tests/test_trajectory_transformers.py` runs the same comparison with `transformers` reading the
 # same GGUF file (`pip install "react-text[rl]"`).
+
+# %% [markdown]
+# ## One training step (optional: torch, transformers and trl)
+# What a trainer does with these lines, once: one supervised step with TRL's `SFTTrainer` on the
+# right episodes, from their exported ids, the loss on the sampled ids alone (label -100 where the
+# mask is 0: the prompt and the observations are context, not the policy's). It is rejection
+# sampling, the simplest use of a reward (GRPO weighs each episode by its advantage instead); the
+# log-probability of the ids the model sampled in those episodes should rise. The policy is
+# `transformers` reading the same GGUF file (dequantized to float32, 135M parameters); the step
+# takes about a minute on 2 CPU cores. Without torch, transformers and trl the cell says so and
+# skips (`pip install "react-text[rl]" trl`).
+
+# %%
+chatter = io.StringIO()  # the libraries' progress bars, warnings and logs: kept out of the page
+with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+    try:
+        import torch
+        import transformers
+        from datasets import Dataset
+        from trl import SFTConfig, SFTTrainer
+    except ImportError as missing:
+        torch = None
+        lacking = missing.name
+if torch is None:
+    print(f"skipped: this step needs {lacking} (pip install 'react-text[rl]' trl)")
+else:
+    torch.set_num_threads(2)
+    gguf = model.path
+    with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+        read = transformers.AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+        )
+        policy = transformers.AutoModelForCausalLM.from_config(read.config, dtype=torch.float32)
+        policy.load_state_dict(read.state_dict())  # a plain float32 model (Trainer refuses one read as quantized)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer.pad_token = tokenizer.pad_token or tokenizer.eos_token
+    right = [each for each in lines if each["reward"] == 1.0][:2]
+    segments = [seg for each in right for seg in each["segments"]]
+
+    def sampled_logprob() -> float:
+        """The mean log-probability the policy gives the sampled ids (mask 1), teacher-forced."""
+        policy.eval()
+        found = []
+        with torch.no_grad():
+            for seg in segments:
+                scores = torch.log_softmax(policy(input_ids=torch.tensor([seg["ids"]])).logits[0].double(), -1)
+                pairs = enumerate(zip(seg["ids"], seg["mask"], strict=True))
+                found += [scores[i - 1, t].item() for i, (t, m) in pairs if m]
+        return sum(found) / len(found)
+
+    if not right:
+        print("no right episode to learn from: run the groups again (another temperature, more episodes)")
+    else:
+        before = sampled_logprob()
+        data = Dataset.from_dict({
+            "input_ids": [seg["ids"] for seg in segments],
+            "labels": [[t if m else -100 for t, m in zip(seg["ids"], seg["mask"], strict=True)] for seg in segments],
+        })  # fmt: skip
+        settings = SFTConfig(output_dir=tempfile.mkdtemp(), max_steps=1, per_device_train_batch_size=len(segments),
+                             learning_rate=5e-5, report_to=[], save_strategy="no", use_cpu=True, max_length=None)  # fmt: skip
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            SFTTrainer(model=policy, args=settings, train_dataset=data, processing_class=tokenizer).train()
+        after = sampled_logprob()
+        sampled = sum(sum(seg["mask"]) for seg in segments)
+        print(f"one SFT step on {len(right)} right episodes ({sampled} sampled ids): their mean log-probability "
+              f"{before:.3f} -> {after:.3f} nats")  # fmt: skip
 
 # %% [markdown]
 # ## Exercises
