@@ -28,6 +28,7 @@ from .errors import ConfigError, ModelError, safe_url, set_up
 from .importing import user_module
 from .limits import Limits
 from .model_info import describe as describe_model
+from .model_info import grammar_on
 from .prompt_style import Prompting
 from .tools import Tool, as_tools, listing, tool
 from .types import Api, Model
@@ -268,6 +269,7 @@ def describe(
             "base_url": safe_url(info.url).rstrip("/") if info.url else None,
             "stream": info.stream,
             "accepts_grammar": chosen.accepts_grammar,
+            "grammar": grammar_on(chosen, info, run_agent.prompting.grammar),  # whether this run used it
             "tokenizer": counted_by or budget.encoding_name(chosen.name),
             **_server(chosen),
         },

@@ -56,7 +56,8 @@ class Script:
             list(self.replies),
             api=api or recorded.get("api") or "chat",
             name=recorded.get("name") or "scripted",
-            accepts_grammar=bool(grammar or recorded.get("accepts_grammar")),
+            # the grammar as the recorded run used it (a trace before 0.3 says only whether it could)
+            accepts_grammar=bool(grammar or recorded.get("grammar", recorded.get("accepts_grammar"))),
         )
 
     def count_tokens(self) -> budget.Counter | None:

@@ -196,6 +196,7 @@ _EVENTS: dict[str, _Rule] = {
                         "api": (_one_of(("chat", "completion")), False),
                         "name": (_or_null(_TEXT), False),
                         "accepts_grammar": (_FLAG, False),
+                        "grammar": (_FLAG, False),  # whether the run used the grammar
                         "tokenizer": (_or_null(_TEXT), False),
                         "server": (_or_null(_TEXT), False),  # what the server is: it said so, or it was given
                         "server_said": (_TEXT, False),  # why we think so, in words

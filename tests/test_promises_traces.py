@@ -22,6 +22,7 @@ import pytest
 from react_text import ContextLengthError, ModelError, ScriptedModel, cli, config
 from react_text.config import Choices
 from react_text.trace import Tracer, window
+from react_text.types import Message, Request
 
 REPLIES = ["I am not sure.", "THOUGHT: add\nACTION: calculator[2 + 2]", "FINAL: 4"]
 
@@ -182,3 +183,23 @@ def test_a_damaged_trace_through_the_command_is_one_line_and_exit_2(traces: list
 def test_the_undamaged_traces_still_replay(traces: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
     for trace in traces:
         assert [code for code, _ in both_commands(trace, capsys)] == ([0, 0] if "completion" in trace.name else [1, 1])
+
+
+@pytest.mark.parametrize("asked", [None, True, False])
+def test_a_replay_uses_the_grammar_as_the_recorded_run_did(tmp_path: Path, asked: bool | None) -> None:
+    """A server that can take a grammar is sent none unless asked (off by default on a server): the
+    trace records whether the run used it, and its replay plays the run that way, not by what the
+    server could take."""
+    from react_text import Agent, OpenAIChat, scripts
+    from react_text.toolbox import calculator
+
+    model = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", server="llama.cpp", grammar=asked)
+    agent = Agent(model, tools=[calculator])
+    path = tmp_path / "run.jsonl"
+    with Tracer(path) as tracer:
+        tracer.start("What is 2 + 2?", config.describe(agent))
+    start = json.loads(path.read_text().splitlines()[0])
+    assert start["model"]["accepts_grammar"] is True and start["model"]["grammar"] is bool(asked)
+    replay = scripts.Script(replies=("THOUGHT: so.\nFINAL: 4",), start=start).model()
+    assert replay.accepts_grammar is bool(asked)  # a scripted model in process: the grammar on only if it was
+    assert replay.generate(Request((Message("user", "hi"),), (), 64)).text.endswith("FINAL: 4")
