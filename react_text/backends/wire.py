@@ -16,6 +16,7 @@ dropped without a word), and where a server says its context window (`window_pla
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Mapping
 from typing import Any, Literal, TypeGuard, get_args
 
@@ -545,6 +546,12 @@ def read_tokens(
     kept = sum(1 for end in ends if end <= len(text))
     while kept and not pieces[kept - 1]:  # an end-of-turn token spells nothing (llama.cpp sends ""): past the reply
         kept -= 1
+    bad = [n for n in logprobs[:kept] if not (math.isfinite(n) and n <= 0.0)]
+    if bad:  # NaN, an infinity or a probability above 1: not one the trainer can use; 0.0 keeps the exports JSON
+        reasons.append(
+            f"{len(bad)} of the server's log-probabilities are not finite numbers <= 0 ({bad[0]!r}): 0.0 instead"
+        )
+        logprobs = tuple(n if math.isfinite(n) and n <= 0.0 else 0.0 for n in logprobs)
     return Tokens(
         prompt_ids, ids[:kept], logprobs[:kept], tuple(ends[:kept]), len(ids), not reasons, "; ".join(reasons)
     )

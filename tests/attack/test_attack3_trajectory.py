@@ -132,11 +132,6 @@ def test_token_ids_that_do_not_fit_the_reply_give_no_trajectory(ids: list[Any]) 
     assert result.trajectory is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NaN, infinite or positive log-probability from the server is kept: exact=True, and as_record "
-    "is not valid JSON (NaN)",
-)
 @pytest.mark.parametrize("logprob", [float("nan"), float("-inf"), 5.0])
 def test_a_log_probability_that_is_not_one_is_never_exact(logprob: float) -> None:
     with _vllm(lambda seen: vllm_answer(FINAL, [100], logprob=logprob)) as fake:
