@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -435,8 +436,26 @@ async def run_sample(
     outcome = replace(outcome, sample=sample.k, seed=sample.seed)
     if options.trajectories is None:
         return outcome, result, None
-    score = options.reward(task, result) if options.reward is not None else float(outcome.ok)
+    score = reward_of(options.reward, task, result, outcome.ok)
     return outcome, result, trajectory_line(task, result, score, sample=sample.k, seed=sample.seed)
+
+
+def reward_of(reward: Reward | None, task: Task, result: RunResult, ok: bool) -> float:
+    """`reward(task, result)` as a float (1.0 or 0.0 by the scorer without one): a reward that is
+    not a finite number (NaN, an infinity, None, a string) is refused, naming the task, and so is
+    one that raises (the note names it), before its line is written: a trainer reads no bad line."""
+    if reward is None:
+        return float(ok)
+    try:
+        value = reward(task, result)
+    except Exception as exc:  # the user's reward: say which task it failed on, then let it go on up
+        exc.add_note(f"in reward= for task {task.id!r}")
+        raise
+    if not isinstance(value, int | float):
+        raise TypeError(f"reward= gave {value!r} for task {task.id!r}: a reward is a number")
+    if not math.isfinite(value):
+        raise ValueError(f"reward= gave {value!r} for task {task.id!r}: a reward is a finite number")
+    return float(value)
 
 
 def trajectory_line(
