@@ -44,6 +44,7 @@ from .loop import Agent, Parser
 from .model_info import describe as describe_model
 from .parser import parse
 from .prompt_style import Prompting
+from .sampling import check_seed
 from .toolbox import CalculatorError, calculate, default_tools
 from .tools import Tool
 from .types import Model, RunResult
@@ -325,6 +326,9 @@ class Options:
             raise ValueError(f"n must be a whole number of episodes per task, at least 1, not {self.n!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise ValueError(f"seed must be a whole number, not {self.seed!r}")
+        if self.seed is not None:  # every episode's seed, seed + k, in the range
+            check_seed(self.seed, "seed")
+            check_seed(self.seed + self.n - 1, f"seed + n - 1 (the group's last seed, {self.seed} + {self.n - 1})")
         object.__setattr__(self, "tools", tuple(self.tools))  # a list given stays the caller's
 
     @classmethod

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
+from ..sampling import check_temperature
 from ..types import Api, Reply, Request, Vocabulary
 from . import http1, identify, wire
 
@@ -116,7 +117,7 @@ class _OpenAIBackend:
     ) -> None:
         self.name = model
         self.stream = stream
-        self.temperature = temperature
+        self.temperature = None if temperature is None else check_temperature(temperature)
         if server is not None and server not in wire.SERVERS:
             raise ValueError(f"server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
         if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:

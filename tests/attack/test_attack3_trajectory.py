@@ -211,7 +211,6 @@ def test_eval_ray_without_the_extra_is_one_line_and_exit_2(tmp_path: Path) -> No
         pytest.skip("ray is installed")
 
 
-@pytest.mark.xfail(strict=True, reason="--temperature takes nan, inf and -1 without a word (the run goes on)")
 @pytest.mark.parametrize("value", ["nan", "inf", "-1"])
 def test_eval_a_temperature_that_is_not_one_is_refused(tmp_path: Path, value: str) -> None:
     proc = _eval_cli(tmp_path, "--temperature", value)
