@@ -165,7 +165,8 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--trajectories",
         metavar="FILE",
-        help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward",
+        help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward "
+        "(a server is asked for the ids it sampled)",
     )
     evaluate.add_argument(
         "--n",
@@ -447,6 +448,7 @@ def _model_recipe(args: argparse.Namespace, base_url: str | None) -> Callable[[]
         server=args.server,
         temperature=getattr(args, "temperature", None),  # eval's flag; run samples at the model's default
         think=args.think,
+        token_ids=getattr(args, "trajectories", None) is not None,  # eval --trajectories asks a server for its ids
     )
 
 

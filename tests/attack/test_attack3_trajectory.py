@@ -218,11 +218,6 @@ def test_eval_a_temperature_that_is_not_one_is_refused(tmp_path: Path, value: st
     assert "--temperature" in proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="eval --trajectories against a server never asks it for token ids (no flag sets token_ids=True): "
-    "every line says 'the model gives no token ids' though the server gives them",
-)
 def test_eval_trajectories_against_a_server_that_gives_token_ids_writes_them(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text('{"id": "a", "task": "What is 2 + 3?", "answer": "42"}\n')
     with _vllm(lambda seen: vllm_answer(FINAL, [100, 101])) as fake:
@@ -232,5 +227,6 @@ def test_eval_trajectories_against_a_server_that_gives_token_ids_writes_them(tmp
         proc = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in (tmp_path / "groups.jsonl").read_text().splitlines()]
-    assert [x["seed"] for x in lines] == [0, 1]
+    # written as each episode ends (two at once here): the file's order is the episodes' ends, not their seeds
+    assert sorted(x["seed"] for x in lines) == [0, 1]
     assert all(x["exact"] and x["segments"] for x in lines), lines[0]["reason"]
