@@ -9,8 +9,9 @@ own client: the body is JSON written once, the headers are the client's own, rea
 request is one write and two reads on a connection taken from the loop's pool.
 
 It does one thing: POST a body, read the whole answer (Content-Length, chunked, or until close).
-It never retries and never judges a status: the backend hands every failure to the `openai`
-client, whose retries and errors stay the ones users get (see `openai_api`). One exception: an
+It never retries and never judges a status: the backend raises the `openai` client's own error
+from a failed answer, or hands a try left over to the client, so its retries and errors stay
+the ones users get and the tries add up to its own (see `openai_api`). One exception: an
 idle connection the server closed under us is replaced once, since the request never reached it.
 
     Unsupported     an answer this module will not read (compressed, upgraded): ask `openai`

@@ -81,10 +81,6 @@ def test_persistent_500_is_tried_one_plus_max_retries_times(driver: str) -> None
         assert len(fake.posts()) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="async lean path sends a failed request again through openai: max_retries=0 gives 2 POSTs",
-)
 def test_async_max_retries_zero_sends_the_request_once() -> None:
     def behave(seen: Seen, n: int) -> Answer:
         return _not_found(seen) or Answer(500, {"error": {"message": "boom"}})
@@ -95,10 +91,6 @@ def test_async_max_retries_zero_sends_the_request_once() -> None:
         assert len(fake.posts()) == 1  # the sync driver sends 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="async lean path sends a request the client would never retry (400, 404) a second time",
-)
 @pytest.mark.parametrize("status", [400, 404])
 def test_async_an_answer_that_is_not_retried_is_sent_once(status: int) -> None:
     def behave(seen: Seen, n: int) -> Answer:
