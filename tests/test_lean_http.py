@@ -15,6 +15,7 @@ import json
 import socket
 import threading
 import time
+import zlib
 from typing import Any
 
 import pytest
@@ -261,11 +262,32 @@ def test_a_refused_connection_names_the_url() -> None:
         asyncio.run(lean(url, max_retries=0).agenerate(chat()))
 
 
-def test_an_answer_it_does_not_read_is_read_by_the_openai_client() -> None:
-    packed = answer(200, gzip.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: gzip")
-    with Scripted(packed, packed) as server:
+def test_an_answer_it_does_not_read_is_read_by_the_openai_client_and_the_server_remembered() -> None:
+    odd = answer(200, json.dumps(chat_json("FINAL: 9")).encode(), "content-encoding: x-unheard-of")
+    with Scripted(odd, odd, odd) as server:
+        model = lean(server.url)
+
+        async def twice() -> list[str]:
+            return [(await model.agenerate(chat())).text for _ in range(2)]
+
+        assert asyncio.run(twice()) == ["FINAL: 9", "FINAL: 9"]
+        assert len(server.bodies) == 3  # the first call learns the lean path cannot read it; the second goes straight
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        answer(200, gzip.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: gzip"),
+        answer(200, zlib.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: deflate"),
+        b"HTTP/1.1 100 Continue\r\n\r\n" + answer(200, json.dumps(chat_json("FINAL: 9")).encode()),
+        answer(200, json.dumps(chat_json("FINAL: 9")).encode()).replace(b"\r\n", b"\n"),
+    ],
+    ids=["gzip", "deflate", "100-continue", "lf-only"],
+)
+def test_a_compressed_continued_or_lf_only_answer_is_read_on_the_lean_path_once(raw: bytes) -> None:
+    with Scripted(raw, raw) as server:
         assert asyncio.run(lean(server.url).agenerate(chat())).text == "FINAL: 9"
-        assert len(server.bodies) == 2
+        assert len(server.bodies) == 1
 
 
 def test_an_html_page_is_a_model_error_that_shows_it() -> None:

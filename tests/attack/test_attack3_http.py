@@ -271,11 +271,6 @@ def test_a_stream_that_sends_bytes_but_no_text_ends_at_the_timeout(piece: bytes,
         server.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a server that gzips its answer (in spite of Accept-Encoding: identity) makes the async lean path "
-    "hand every call to openai: each call is generated twice, every time (50 calls, 100 POSTs)",
-)
 def test_async_a_compressed_answer_is_not_paid_for_twice_on_every_call() -> None:
     import gzip
 
