@@ -149,7 +149,13 @@ class _OpenAIBackend:
                     "for a local server, give its base_url"
                 )
             key = key or "not-needed"
-            client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+            from . import deadline  # imports httpx, as openai does: only when a client is made here
+
+            # each whole answer within `timeout` (httpx's own is per read), as on the async path
+            http = deadline.client(timeout) if timeout is not None else None
+            client = openai.OpenAI(
+                base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries, http_client=http
+            )
             if async_client is None:
                 self._lean = _lean(client, self._path, timeout)
         self.client = client

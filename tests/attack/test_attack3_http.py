@@ -193,10 +193,6 @@ def test_async_a_trickling_answer_ends_at_the_timeout() -> None:
         server.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sync timeout= is per read: a server sending a byte every 50 ms holds run() ~14 s at timeout=1",
-)
 def test_sync_a_trickling_answer_ends_at_the_timeout() -> None:
     server = _Trickle()
     done: list[object] = []
