@@ -491,7 +491,7 @@ class _OpenAIBackend:
         body = dict(self.extra_body)
         grammar = self._grammar_sent(request)
         if grammar and self.server is not None:
-            body.update(wire.grammar_fields(self.server, grammar))
+            body.update(wire.grammar_fields(self.server, grammar, self.identity.version))
         if self.token_ids:  # streamed or not: a stream's chunks carry their tokens' share
             body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:

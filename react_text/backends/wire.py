@@ -88,15 +88,27 @@ SERVERS: tuple[Server, ...] = get_args(Server)
 GRAMMAR_SERVERS: tuple[Server, ...] = ("llama.cpp", "vllm", "sglang")
 
 
-def grammar_fields(server: Server, grammar: str) -> dict[str, Any]:
-    """The request-body fields that carry `grammar` to `server`; {} for a server that takes none."""
+def grammar_fields(server: Server, grammar: str, version: str | None = None) -> dict[str, Any]:
+    """The request-body fields that carry `grammar` to `server` (of `version`, when it said one);
+    {} for a server that takes none. vLLM reads `structured_outputs.grammar` from 0.12 on and
+    `guided_grammar` before (its OpenAI protocol's field since 0.4); a vLLM whose version is not
+    known is taken to be recent."""
     if server == "llama.cpp":
         return {"grammar": grammar}
     if server == "vllm":
+        if _release(version) < (0, 12):
+            return {"guided_grammar": grammar}
         return {"structured_outputs": {"grammar": grammar}}
     if server == "sglang":
         return {"ebnf": grammar}
     return {}
+
+
+def _release(version: str | None) -> tuple[int, ...]:
+    """The leading release numbers of a version ("0.9.2" -> (0, 9, 2), "0.11.0rc1" -> (0, 11, 0));
+    (999,) when there are none (unknown: the newest)."""
+    numbers = regex.match(r"\d{1,9}+(?:\.\d{1,9}+)*+", (version or "").strip())  # 9 digits: an int, never a huge one
+    return tuple(int(n) for n in numbers.group().split(".")) if numbers else (999,)
 
 
 class Malformed(ValueError):
