@@ -33,6 +33,7 @@ from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits
 from .prompt_style import Prompting
 from .protocol import ACTION, ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THINK_OPEN, THOUGHT_LABEL, call
+from .sampling import SEEDS, check_temperature
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
@@ -164,7 +165,8 @@ def _arguments() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--trajectories",
         metavar="FILE",
-        help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward",
+        help="write one JSON line per episode to FILE: token ids, loss mask, log-probabilities, reward "
+        "(a server is asked for the ids it sampled)",
     )
     evaluate.add_argument(
         "--n",
@@ -177,11 +179,12 @@ def _arguments() -> argparse.ArgumentParser:
         "--seed",
         type=int,
         metavar="S",
-        help="the seed of a task's first episode; episode k is sent S + k (default: 0 with --n, else the model's own)",
+        help="the seed of a task's first episode, 0 to 2**32 - 2; episode k is sent S + k "
+        "(default: 0 with --n, else the model's own)",
     )
     evaluate.add_argument(
         "--temperature",
-        type=float,
+        type=_temperature,
         metavar="T",
         help="sampling temperature (default: 0, greedy; a group of --n episodes needs more to differ)",
     )
@@ -445,7 +448,15 @@ def _model_recipe(args: argparse.Namespace, base_url: str | None) -> Callable[[]
         server=args.server,
         temperature=getattr(args, "temperature", None),  # eval's flag; run samples at the model's default
         think=args.think,
+        token_ids=getattr(args, "trajectories", None) is not None,  # eval --trajectories asks a server for its ids
     )
+
+
+def _temperature(text: str) -> float:
+    try:
+        return check_temperature(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, not {text}") from None
 
 
 def _choices(args: argparse.Namespace) -> Choices:
@@ -758,6 +769,10 @@ def _eval(args: argparse.Namespace) -> int:
         raise ConfigError("--ray takes no --mcp: an MCP session cannot travel to a worker (use --module tools)")
     if args.workers and args.ray is None:
         raise ConfigError("--workers goes with --ray")
+    if args.seed is not None and not (args.seed in SEEDS and args.seed + args.n - 1 in SEEDS):
+        raise ConfigError(
+            f"--seed must be from 0 to {SEEDS[-1]} less --n - 1 (2**32 - 2 is the last seed), not {args.seed}"
+        )
     if args.script:
         models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
         recipes = models

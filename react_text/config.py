@@ -102,6 +102,7 @@ def model(
     server: str | None = None,
     temperature: float | None = None,
     think: bool = False,
+    token_ids: bool = False,
 ) -> Model:
     """The model a name stands for: None for the embedded one, a `.gguf` path or a fetched model's
     name (`react-text fetch`) to run in-process, else a model on an OpenAI-compatible server at
@@ -110,7 +111,8 @@ def model(
     `grammar=True` sends one (off by default on a server; `grammar=True` alone means a llama.cpp
     server, or what the server says it is). `temperature`: None for the
     backend's default (0). `think`: under the grammar, a free <think> block may come before the
-    protocol."""
+    protocol. `token_ids`: ask a server for the token ids it sampled, for trajectories (where it
+    can give them: vLLM, llama.cpp; the in-process model always keeps them)."""
     from .download import MODELS, resolve
 
     if name in MODELS and not base_url:
@@ -149,6 +151,7 @@ def model(
         server=server,
         temperature=0.0 if temperature is None else temperature,
         think=think,
+        token_ids=token_ids,
     )
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -43,6 +44,7 @@ from .loop import Agent, Parser
 from .model_info import describe as describe_model
 from .parser import parse
 from .prompt_style import Prompting
+from .sampling import check_seed
 from .toolbox import CalculatorError, calculate, default_tools
 from .tools import Tool
 from .types import Model, RunResult
@@ -324,6 +326,9 @@ class Options:
             raise ValueError(f"n must be a whole number of episodes per task, at least 1, not {self.n!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise ValueError(f"seed must be a whole number, not {self.seed!r}")
+        if self.seed is not None:  # every episode's seed, seed + k, in the range
+            check_seed(self.seed, "seed")
+            check_seed(self.seed + self.n - 1, f"seed + n - 1 (the group's last seed, {self.seed} + {self.n - 1})")
         object.__setattr__(self, "tools", tuple(self.tools))  # a list given stays the caller's
 
     @classmethod
@@ -435,8 +440,26 @@ async def run_sample(
     outcome = replace(outcome, sample=sample.k, seed=sample.seed)
     if options.trajectories is None:
         return outcome, result, None
-    score = options.reward(task, result) if options.reward is not None else float(outcome.ok)
+    score = reward_of(options.reward, task, result, outcome.ok)
     return outcome, result, trajectory_line(task, result, score, sample=sample.k, seed=sample.seed)
+
+
+def reward_of(reward: Reward | None, task: Task, result: RunResult, ok: bool) -> float:
+    """`reward(task, result)` as a float (1.0 or 0.0 by the scorer without one): a reward that is
+    not a finite number (NaN, an infinity, None, a string) is refused, naming the task, and so is
+    one that raises (the note names it), before its line is written: a trainer reads no bad line."""
+    if reward is None:
+        return float(ok)
+    try:
+        value = reward(task, result)
+    except Exception as exc:  # the user's reward: say which task it failed on, then let it go on up
+        exc.add_note(f"in reward= for task {task.id!r}")
+        raise
+    if not isinstance(value, int | float):
+        raise TypeError(f"reward= gave {value!r} for task {task.id!r}: a reward is a number")
+    if not math.isfinite(value):
+        raise ValueError(f"reward= gave {value!r} for task {task.id!r}: a reward is a finite number")
+    return float(value)
 
 
 def trajectory_line(

@@ -51,6 +51,7 @@ from .model_info import ModelInfo, describe
 from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
+from .sampling import check_seed
 from .tools import Tool, as_tools, listing
 from .types import Action, AsyncModel, Model, Parsed, RunResult, Step
 
@@ -196,8 +197,8 @@ class _Driven:
     def __init__(self, agent: Agent, task: str, observer: Observer | None = None, *, seed: int | None = None) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise TypeError(f"the seed must be a whole number, not {type(seed).__name__}")
+        if seed is not None:
+            check_seed(seed)
         self._agent = agent
         self._runner = _Runner(agent, task, observer, seed)
         self._flowing: _Flow | None = None

@@ -15,6 +15,7 @@ import json
 import socket
 import threading
 import time
+import zlib
 from typing import Any
 
 import pytest
@@ -233,16 +234,16 @@ def test_a_context_length_error_is_one_with_the_servers_words() -> None:
         with pytest.raises(ContextLengthError, match="maximum context length is 256 tokens") as caught:
             asyncio.run(model.agenerate(chat()))
         assert caught.value.window == 256 and model.context_window == 256
-        assert len(server.bodies) == 2  # a 4xx is not retried; the client asks once more to raise its own error
+        assert len(server.bodies) == 1  # a 4xx is not retried: the client's own error, from the one answer
 
 
 def test_a_rejected_stop_is_dropped_and_remembered() -> None:
     rejected = answer(400, {"error": {"message": "Unsupported parameter: 'stop'", "param": "stop"}})
-    with Scripted(rejected, rejected, answer(200, chat_json("FINAL: 1")), answer(200, chat_json("FINAL: 2"))) as server:
+    with Scripted(rejected, answer(200, chat_json("FINAL: 1")), answer(200, chat_json("FINAL: 2"))) as server:
         model = lean(server.url)
         assert asyncio.run(model.agenerate(chat())).text == "FINAL: 1"
         assert asyncio.run(model.agenerate(chat())).text == "FINAL: 2"
-    assert ["stop" in body for body in server.bodies] == [True, True, False, False]
+    assert ["stop" in body for body in server.bodies] == [True, False, False]  # the 400 heard once, not asked again
 
 
 def test_no_answer_in_time_is_a_model_error_after_one_timeout() -> None:
@@ -261,11 +262,32 @@ def test_a_refused_connection_names_the_url() -> None:
         asyncio.run(lean(url, max_retries=0).agenerate(chat()))
 
 
-def test_an_answer_it_does_not_read_is_read_by_the_openai_client() -> None:
-    packed = answer(200, gzip.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: gzip")
-    with Scripted(packed, packed) as server:
+def test_an_answer_it_does_not_read_is_read_by_the_openai_client_and_the_server_remembered() -> None:
+    odd = answer(200, json.dumps(chat_json("FINAL: 9")).encode(), "content-encoding: x-unheard-of")
+    with Scripted(odd, odd, odd) as server:
+        model = lean(server.url)
+
+        async def twice() -> list[str]:
+            return [(await model.agenerate(chat())).text for _ in range(2)]
+
+        assert asyncio.run(twice()) == ["FINAL: 9", "FINAL: 9"]
+        assert len(server.bodies) == 3  # the first call learns the lean path cannot read it; the second goes straight
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        answer(200, gzip.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: gzip"),
+        answer(200, zlib.compress(json.dumps(chat_json("FINAL: 9")).encode()), "content-encoding: deflate"),
+        b"HTTP/1.1 100 Continue\r\n\r\n" + answer(200, json.dumps(chat_json("FINAL: 9")).encode()),
+        answer(200, json.dumps(chat_json("FINAL: 9")).encode()).replace(b"\r\n", b"\n"),
+    ],
+    ids=["gzip", "deflate", "100-continue", "lf-only"],
+)
+def test_a_compressed_continued_or_lf_only_answer_is_read_on_the_lean_path_once(raw: bytes) -> None:
+    with Scripted(raw, raw) as server:
         assert asyncio.run(lean(server.url).agenerate(chat())).text == "FINAL: 9"
-        assert len(server.bodies) == 2
+        assert len(server.bodies) == 1
 
 
 def test_an_html_page_is_a_model_error_that_shows_it() -> None:

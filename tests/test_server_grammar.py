@@ -100,3 +100,31 @@ def test_naming_a_server_that_takes_a_grammar_sends_none_unasked(server: str) ->
     unasked, sent = fake.bodies[:2], fake.bodies[2:]
     assert unasked and not any({"grammar", "structured_outputs", "ebnf"} & set(b) for b in unasked)
     assert sent and all(grammar_in(server, b) for b in sent)
+
+
+@pytest.mark.parametrize(
+    ("version", "fields"),
+    [
+        ("0.9.2", {"guided_grammar": "g"}),
+        ("0.11.0rc1", {"guided_grammar": "g"}),
+        ("0.12.0", {"structured_outputs": {"grammar": "g"}}),
+        ("1.0", {"structured_outputs": {"grammar": "g"}}),
+        (None, {"structured_outputs": {"grammar": "g"}}),
+        ("dev", {"structured_outputs": {"grammar": "g"}}),
+    ],
+)
+def test_a_vllm_is_sent_the_grammar_field_its_version_reads(version: str | None, fields: dict[str, object]) -> None:
+    from react_text.backends import wire
+
+    assert wire.grammar_fields("vllm", "g", version) == fields
+
+
+def test_the_version_pattern_does_not_backtrack() -> None:
+    import time
+
+    from react_text.backends.wire import _release
+
+    started = time.monotonic()
+    assert _release("1." * 50_000 + "x")[:2] == (1, 1)
+    assert _release("1" * 100_000 + ".!") == (111_111_111,)  # a number's first 9 digits: no huge int
+    assert time.monotonic() - started < 1

@@ -414,3 +414,16 @@ def test_a_run_over_a_vllm_stream_has_the_trajectory_of_the_whole_answers(tools:
     whole = Agent(backend(OpenAIChat, vllm_chat(), [], server="vllm"), tools=tools).run("q")  # type: ignore[arg-type]
     assert streamed.answer == "3" and streamed.trajectory is not None and streamed.trajectory.exact
     assert streamed.trajectory == whole.trajectory
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("-inf"), float("inf"), 5.0])
+def test_a_log_probability_that_is_not_one_makes_the_ids_not_exact_saying_why(bad: float) -> None:
+    from react_text.backends.wire import read_tokens
+
+    answer = vllm_chat()
+    answer["choices"][0]["logprobs"]["content"][1]["logprob"] = bad
+    tokens = read_tokens(answer, "FINAL: 3")
+    assert tokens is not None and tokens.ids == (40, 41, 42)
+    assert not tokens.exact and "not finite numbers <= 0" in tokens.reason
+    assert tokens.logprobs == (-0.5, 0.0, -0.125)
+    assert read_tokens(vllm_chat(), "FINAL: 3").exact  # type: ignore[union-attr]

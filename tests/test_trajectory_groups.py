@@ -194,3 +194,32 @@ def test_eval_n_at_temperature_0_says_the_episodes_will_be_alike(tmp_path: Path)
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     assert "at temperature 0" in done.stderr and "--temperature" in done.stderr
+
+
+def test_a_reward_that_raises_names_its_task_and_a_bool_is_a_number(tmp_path: Path) -> None:
+    from react_text import ScriptedModel
+
+    tasks = [evaluation.Task("a", "What is 2 + 3?", "5")]
+    path = tmp_path / "lines.jsonl"
+
+    def broken(task: evaluation.Task, result: object) -> float:
+        raise KeyError("score")
+
+    with pytest.raises(KeyError) as raised:
+        evaluation.evaluate(
+            tasks, lambda t: ScriptedModel(["FINAL: 5"]), root=tmp_path, trajectories=path, reward=broken
+        )
+    assert "in reward= for task 'a'" in raised.value.__notes__
+    with pytest.raises(ValueError, match=r"reward= gave nan for task 'a': a reward is a finite number"):
+        evaluation.evaluate(
+            tasks,
+            lambda t: ScriptedModel(["FINAL: 5"]),
+            root=tmp_path,
+            trajectories=path,
+            reward=lambda t, r: float("nan"),
+        )
+    assert not path.exists() or path.read_text() == ""
+    evaluation.evaluate(
+        tasks, lambda t: ScriptedModel(["FINAL: 5"]), root=tmp_path, trajectories=path, reward=lambda t, r: True
+    )
+    assert json.loads(path.read_text())["reward"] == 1.0

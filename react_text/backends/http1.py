@@ -8,9 +8,13 @@ request path the async backends take instead for a plain `http://` server when t
 own client: the body is JSON written once, the headers are the client's own, read once, and a
 request is one write and two reads on a connection taken from the loop's pool.
 
-It does one thing: POST a body, read the whole answer (Content-Length, chunked, or until close).
-It never retries and never judges a status: the backend hands every failure to the `openai`
-client, whose retries and errors stay the ones users get (see `openai_api`). One exception: an
+It does one thing: POST a body, read the whole answer (Content-Length, chunked, or until close;
+gzip or deflate decoded, though it asks for neither; a `100 Continue` skipped; lines ended by LF
+alone read as by CRLF). A server whose answers it cannot read (another coding, an upgrade) is
+remembered by the pool: later requests to it go to the `openai` client at once, not twice.
+It never retries and never judges a status: the backend raises the `openai` client's own error
+from a failed answer, or hands a try left over to the client, so its retries and errors stay
+the ones users get and the tries add up to its own (see `openai_api`). One exception: an
 idle connection the server closed under us is replaced once, since the request never reached it.
 
     Unsupported     an answer this module will not read (compressed, upgraded): ask `openai`
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
+import zlib
 from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -60,11 +65,14 @@ class Pool:
     def __init__(self) -> None:
         self._idle: dict[tuple[str, int], deque[_Connection]] = {}
         self._gates: dict[tuple[str, int], asyncio.Semaphore] = {}
+        self._unreadable: set[tuple[str, int]] = set()  # servers whose answers this module cannot read
 
     async def post(self, host: str, port: int, head: bytes, body: bytes, timeout: float | None) -> Answer:
         """POST `body` with `head` (request line and headers up to the blank line, without
         Content-Length) and read the whole answer, in `timeout` seconds at most."""
         server = (host, port)
+        if server in self._unreadable:
+            raise Unsupported("an earlier answer of this server could not be read here")
         gate = self._gates.get(server)
         if gate is None:
             gate = self._gates[server] = asyncio.Semaphore(_LIMIT)
@@ -88,6 +96,9 @@ class Pool:
                 return await self._exchange(server, connection, message, reused=False)
         except TimeoutError as exc:
             raise TimedOut("no answer in time") from exc
+        except Unsupported:
+            self._unreadable.add(server)
+            raise
 
     async def _exchange(
         self, server: tuple[str, int], connection: _Connection, message: bytes, *, reused: bool
@@ -97,23 +108,26 @@ class Pool:
         try:
             writer.write(message)
             try:
-                head = await reader.readuntil(b"\r\n\r\n")
+                lines = await _lines(reader)
             except (asyncio.IncompleteReadError, ConnectionError) as exc:
                 nothing = not isinstance(exc, asyncio.IncompleteReadError) or not exc.partial
                 if reused and nothing:
                     raise _Stale from exc
                 raise TransportError(f"no answer: {exc}" if nothing else "the answer ended in its headers") from exc
-            status, headers, version = _head(head)
-            if headers.get("content-encoding", "identity") != "identity" or status == 101:
-                raise Unsupported(f"an answer with content-encoding {headers.get('content-encoding')!r}")
+            status, headers, version = _head(lines)
+            while 100 <= status < 200 and status != 101:  # 100 Continue, 103 Early Hints: the answer follows
+                status, headers, version = _head(await _lines(reader))
+            coding = headers.get("content-encoding", "identity").strip().lower()
+            if coding not in _CODINGS or status == 101:
+                raise Unsupported(f"an answer with content-encoding {coding!r}" if status != 101 else "an upgrade")
             body, keep = await _body(reader, headers)
             keep = keep and version == "1.1" and "close" not in headers.get("connection", "").lower()
-            return Answer(status, headers, body)
+            return Answer(status, headers, _decode(coding, body))
         except asyncio.IncompleteReadError as exc:
             raise TransportError("the answer ended early") from exc
         except ConnectionError as exc:
             raise TransportError(f"the connection broke: {exc}") from exc
-        except (asyncio.LimitOverrunError, ValueError) as exc:
+        except (asyncio.LimitOverrunError, ValueError, zlib.error) as exc:
             raise TransportError(f"a broken answer: {exc}") from exc
         finally:
             if keep:
@@ -134,8 +148,41 @@ class _Stale(Exception):
     """The connection was closed before any of the answer came (reused idle ones may be)."""
 
 
-def _head(head: bytes) -> tuple[int, dict[str, str], str]:
-    lines = head.decode("latin-1").split("\r\n")
+_CODINGS = ("identity", "", "gzip", "x-gzip", "deflate")
+
+
+async def _lines(reader: asyncio.StreamReader) -> list[str]:
+    """The status line and headers up to the blank line, each line ended by CRLF or LF alone."""
+    lines: list[str] = []
+    size = 0
+    while True:
+        line = await reader.readline()
+        if not line.endswith(b"\n"):
+            raise asyncio.IncompleteReadError(b"".join(x.encode("latin-1") for x in lines) + line, None)
+        size += len(line)
+        if size > _HEAD_LIMIT:
+            raise ValueError("the status line and headers are too long")
+        text = line.decode("latin-1").rstrip("\r\n")
+        if not text:
+            return lines
+        lines.append(text)
+
+
+def _decode(coding: str, body: bytes) -> bytes:
+    """The body without its content coding (a server may compress though asked not to)."""
+    if coding in ("gzip", "x-gzip"):
+        return zlib.decompress(body, 16 + zlib.MAX_WBITS)
+    if coding == "deflate":  # zlib-wrapped as the RFC says, or raw as some servers send it
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, -zlib.MAX_WBITS)
+    return body
+
+
+def _head(lines: list[str]) -> tuple[int, dict[str, str], str]:
+    if not lines:
+        raise ValueError("an answer with no status line")
     parts = lines[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
         raise ValueError(f"not an HTTP/1 status line: {lines[0][:80]!r}")

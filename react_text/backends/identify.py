@@ -45,6 +45,7 @@ class Identity:
     said: str  # the reason, in words: which path answered what
     reached: bool = True  # False: the server could not be reached, so nothing was learned
     reasoning_parser: str | None = None  # SGLang says it: its grammar then starts after the thinking
+    version: str | None = None  # vLLM's, from GET /version: which field its grammar goes in
 
 
 def plan(base_url: str) -> Generator[str, object, Identity]:
@@ -83,7 +84,9 @@ def plan(base_url: str) -> Generator[str, object, Identity]:
         models = models if isinstance(models, list) else []
         owners = {_field(m, "owned_by") for m in models}
         if "vllm" in owners:
-            return Identity("vllm", f"GET /version answered {version} and /v1/models says owned_by vllm")
+            return Identity(
+                "vllm", f"GET /version answered {version} and /v1/models says owned_by vllm", version=version
+            )
     said = yield from get("/api/version")
     version = _field(said, "version")
     if isinstance(version, str) and isinstance(said, Mapping) and set(said) == {"version"}:

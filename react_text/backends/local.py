@@ -46,6 +46,7 @@ from .. import grammar
 from ..errors import ConfigError, ContextLengthError, ModelError
 from ..limits import Limits
 from ..prompt_style import Prompting
+from ..sampling import check_seed, check_temperature
 from ..types import Api, Message, Reply, Request, Tokens, Usage
 
 __all__ = [
@@ -128,6 +129,8 @@ class LocalModel:
     render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
 
     def __post_init__(self) -> None:
+        self.temperature = check_temperature(self.temperature)
+        self.seed = check_seed(self.seed)
         embedded = self.path is None
         self.path = Path(self.path) if self.path is not None else default_model_path()
         if not Path(self.path).is_file():

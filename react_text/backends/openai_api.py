@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import grammar as protocol
 from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
+from ..sampling import check_temperature
 from ..types import Api, Reply, Request, Vocabulary
 from . import http1, identify, wire
 
@@ -116,7 +117,7 @@ class _OpenAIBackend:
     ) -> None:
         self.name = model
         self.stream = stream
-        self.temperature = temperature
+        self.temperature = None if temperature is None else check_temperature(temperature)
         if server is not None and server not in wire.SERVERS:
             raise ValueError(f"server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
         if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
@@ -148,7 +149,13 @@ class _OpenAIBackend:
                     "for a local server, give its base_url"
                 )
             key = key or "not-needed"
-            client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+            from . import deadline  # imports httpx, as openai does: only when a client is made here
+
+            # each whole answer within `timeout` (httpx's own is per read), as on the async path
+            http = deadline.client(timeout) if timeout is not None else None
+            client = openai.OpenAI(
+                base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries, http_client=http
+            )
             if async_client is None:
                 self._lean = _lean(client, self._path, timeout)
         self.client = client
@@ -326,7 +333,8 @@ class _OpenAIBackend:
         client has left for this request after that try failed (it then asks, retries and raises
         its own errors, from the server's own answer). A failure that may be retried waits as
         `openai` would first (Retry-After, else its first backoff), so the tries and waits add up
-        to the client's own. A refused or timed-out last try raises the client's error directly."""
+        to the client's own. A refused or timed-out last try, and an answer that is not retried
+        (a 4xx, the last 5xx), raise the client's error directly: no request is sent twice."""
         import openai
 
         lean, retries = self._lean, self.client.max_retries
@@ -345,11 +353,20 @@ class _OpenAIBackend:
             await asyncio.sleep(wire.first_backoff(random.random()))
             return retries - 1
         if 200 <= answer.status < 300:
-            return self._read(_decoded(answer.body), arguments, await self._aserved(arguments))
+            return self._read(_decoded(answer), arguments, await self._aserved(arguments))
         if retries == 0 or not wire.retried(answer.status, answer.headers):
-            return 0  # asked once more by the client, which raises its own error from the answer
+            raise self._status_error(answer, lean.url)  # the client's own error, from this answer: not asked again
         await asyncio.sleep(wire.retry_wait(answer.headers, random.random()))
         return retries - 1
+
+    def _status_error(self, answer: http1.Answer, url: str) -> openai.APIStatusError:
+        """The error the `openai` client raises for `answer` (its own mapping of a status to a class
+        and of the body to a message), so a failure on the lean path reads as one through the client."""
+        httpx = _httpx()
+        response = httpx.Response(
+            answer.status, headers=answer.headers, content=answer.body, request=httpx.Request("POST", url)
+        )
+        return self.client._make_status_error_from_response(response)
 
     def _read(self, answer: object, arguments: dict[str, Any], served: tuple[int, ...] | None = None) -> Reply:
         """A whole answer's reply, with its token ids when they were asked for and the answer has
@@ -474,7 +491,7 @@ class _OpenAIBackend:
         body = dict(self.extra_body)
         grammar = self._grammar_sent(request)
         if grammar and self.server is not None:
-            body.update(wire.grammar_fields(self.server, grammar))
+            body.update(wire.grammar_fields(self.server, grammar, self.identity.version))
         if self.token_ids:  # streamed or not: a stream's chunks carry their tokens' share
             body.update(wire.token_fields(self.server, chat=self.api == "chat"))
         if body:
@@ -716,12 +733,16 @@ def _body(arguments: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _decoded(body: bytes) -> object:
-    """A 200 answer's JSON, or its text when it is not JSON (as the client hands it over)."""
+def _decoded(answer: http1.Answer) -> object:
+    """A 200 answer's JSON, or its text when it is not JSON or not said to be (as the client hands
+    it over: it reads JSON only under a Content-Type ending in `json`)."""
+    text = answer.body.decode("utf-8", "replace")
+    if not answer.headers.get("content-type", "*").split(";")[0].strip().endswith("json"):
+        return text
     try:
-        return json.loads(body)
+        return json.loads(answer.body)
     except ValueError:
-        return body.decode("utf-8", "replace")
+        return text
 
 
 def _httpx() -> Any:

@@ -16,6 +16,7 @@ dropped without a word), and where a server says its context window (`window_pla
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Mapping
 from typing import Any, Literal, TypeGuard, get_args
 
@@ -87,15 +88,27 @@ SERVERS: tuple[Server, ...] = get_args(Server)
 GRAMMAR_SERVERS: tuple[Server, ...] = ("llama.cpp", "vllm", "sglang")
 
 
-def grammar_fields(server: Server, grammar: str) -> dict[str, Any]:
-    """The request-body fields that carry `grammar` to `server`; {} for a server that takes none."""
+def grammar_fields(server: Server, grammar: str, version: str | None = None) -> dict[str, Any]:
+    """The request-body fields that carry `grammar` to `server` (of `version`, when it said one);
+    {} for a server that takes none. vLLM reads `structured_outputs.grammar` from 0.12 on and
+    `guided_grammar` before (its OpenAI protocol's field since 0.4); a vLLM whose version is not
+    known is taken to be recent."""
     if server == "llama.cpp":
         return {"grammar": grammar}
     if server == "vllm":
+        if _release(version) < (0, 12):
+            return {"guided_grammar": grammar}
         return {"structured_outputs": {"grammar": grammar}}
     if server == "sglang":
         return {"ebnf": grammar}
     return {}
+
+
+def _release(version: str | None) -> tuple[int, ...]:
+    """The leading release numbers of a version ("0.9.2" -> (0, 9, 2), "0.11.0rc1" -> (0, 11, 0));
+    (999,) when there are none (unknown: the newest)."""
+    numbers = regex.match(r"\d{1,9}+(?:\.\d{1,9}+)*+", (version or "").strip())  # 9 digits: an int, never a huge one
+    return tuple(int(n) for n in numbers.group().split(".")) if numbers else (999,)
 
 
 class Malformed(ValueError):
@@ -545,6 +558,12 @@ def read_tokens(
     kept = sum(1 for end in ends if end <= len(text))
     while kept and not pieces[kept - 1]:  # an end-of-turn token spells nothing (llama.cpp sends ""): past the reply
         kept -= 1
+    bad = [n for n in logprobs[:kept] if not (math.isfinite(n) and n <= 0.0)]
+    if bad:  # NaN, an infinity or a probability above 1: not one the trainer can use; 0.0 keeps the exports JSON
+        reasons.append(
+            f"{len(bad)} of the server's log-probabilities are not finite numbers <= 0 ({bad[0]!r}): 0.0 instead"
+        )
+        logprobs = tuple(n if math.isfinite(n) and n <= 0.0 else 0.0 for n in logprobs)
     return Tokens(
         prompt_ids, ids[:kept], logprobs[:kept], tuple(ends[:kept]), len(ids), not reasons, "; ".join(reasons)
     )

@@ -170,10 +170,6 @@ def test_cli_no_grammar_sends_none() -> None:
         assert _fields(fake.posts()[0].body) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the probe reads vLLM 0.9.2 and still sends structured_outputs, which servers.md says is vLLM 0.12+",
-)
 def test_an_old_vllm_is_not_sent_a_field_it_does_not_read() -> None:
     with _server("vllm", vllm_version="0.9.2") as fake:
         model = OpenAIChat("m", base_url=fake.url, api_key="x", grammar=True)

@@ -81,10 +81,6 @@ def test_persistent_500_is_tried_one_plus_max_retries_times(driver: str) -> None
         assert len(fake.posts()) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="async lean path sends a failed request again through openai: max_retries=0 gives 2 POSTs",
-)
 def test_async_max_retries_zero_sends_the_request_once() -> None:
     def behave(seen: Seen, n: int) -> Answer:
         return _not_found(seen) or Answer(500, {"error": {"message": "boom"}})
@@ -95,10 +91,6 @@ def test_async_max_retries_zero_sends_the_request_once() -> None:
         assert len(fake.posts()) == 1  # the sync driver sends 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="async lean path sends a request the client would never retry (400, 404) a second time",
-)
 @pytest.mark.parametrize("status", [400, 404])
 def test_async_an_answer_that_is_not_retried_is_sent_once(status: int) -> None:
     def behave(seen: Seen, n: int) -> Answer:
@@ -201,10 +193,6 @@ def test_async_a_trickling_answer_ends_at_the_timeout() -> None:
         server.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sync timeout= is per read: a server sending a byte every 50 ms holds run() ~14 s at timeout=1",
-)
 def test_sync_a_trickling_answer_ends_at_the_timeout() -> None:
     server = _Trickle()
     done: list[object] = []
@@ -279,11 +267,6 @@ def test_a_stream_that_sends_bytes_but_no_text_ends_at_the_timeout(piece: bytes,
         server.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a server that gzips its answer (in spite of Accept-Encoding: identity) makes the async lean path "
-    "hand every call to openai: each call is generated twice, every time (50 calls, 100 POSTs)",
-)
 def test_async_a_compressed_answer_is_not_paid_for_twice_on_every_call() -> None:
     import gzip
 

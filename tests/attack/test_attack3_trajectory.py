@@ -132,11 +132,6 @@ def test_token_ids_that_do_not_fit_the_reply_give_no_trajectory(ids: list[Any]) 
     assert result.trajectory is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a NaN, infinite or positive log-probability from the server is kept: exact=True, and as_record "
-    "is not valid JSON (NaN)",
-)
 @pytest.mark.parametrize("logprob", [float("nan"), float("-inf"), 5.0])
 def test_a_log_probability_that_is_not_one_is_never_exact(logprob: float) -> None:
     with _vllm(lambda seen: vllm_answer(FINAL, [100], logprob=logprob)) as fake:
@@ -173,10 +168,6 @@ def test_eval_n_writes_one_line_per_episode_with_its_seed_and_says_no_token_ids(
     assert all(x["exact"] is False and x["segments"] is None and x["reason"] for x in lines)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reward= returning NaN, inf, None or a string is written as is: 'reward': NaN (not JSON), null, \"1\"",
-)
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "1"], ids=["nan", "inf", "none", "str"])
 def test_a_reward_that_is_not_a_number_is_refused_or_never_written(tmp_path: Path, value: Any) -> None:
     try:
@@ -220,7 +211,6 @@ def test_eval_ray_without_the_extra_is_one_line_and_exit_2(tmp_path: Path) -> No
         pytest.skip("ray is installed")
 
 
-@pytest.mark.xfail(strict=True, reason="--temperature takes nan, inf and -1 without a word (the run goes on)")
 @pytest.mark.parametrize("value", ["nan", "inf", "-1"])
 def test_eval_a_temperature_that_is_not_one_is_refused(tmp_path: Path, value: str) -> None:
     proc = _eval_cli(tmp_path, "--temperature", value)
@@ -228,11 +218,6 @@ def test_eval_a_temperature_that_is_not_one_is_refused(tmp_path: Path, value: st
     assert "--temperature" in proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="eval --trajectories against a server never asks it for token ids (no flag sets token_ids=True): "
-    "every line says 'the model gives no token ids' though the server gives them",
-)
 def test_eval_trajectories_against_a_server_that_gives_token_ids_writes_them(tmp_path: Path) -> None:
     (tmp_path / "t.jsonl").write_text('{"id": "a", "task": "What is 2 + 3?", "answer": "42"}\n')
     with _vllm(lambda seen: vllm_answer(FINAL, [100, 101])) as fake:
@@ -242,5 +227,6 @@ def test_eval_trajectories_against_a_server_that_gives_token_ids_writes_them(tmp
         proc = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in (tmp_path / "groups.jsonl").read_text().splitlines()]
-    assert [x["seed"] for x in lines] == [0, 1]
+    # written as each episode ends (two at once here): the file's order is the episodes' ends, not their seeds
+    assert sorted(x["seed"] for x in lines) == [0, 1]
     assert all(x["exact"] and x["segments"] for x in lines), lines[0]["reason"]
