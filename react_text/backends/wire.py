@@ -104,10 +104,13 @@ def grammar_fields(server: Server, grammar: str, version: str | None = None) -> 
     return {}
 
 
+_RELEASE = regex.compile(r"\d{1,9}+(?:\.\d{1,9}+)*+")  # 9 digits a part: an int, never a huge one
+
+
 def _release(version: str | None) -> tuple[int, ...]:
     """The leading release numbers of a version ("0.9.2" -> (0, 9, 2), "0.11.0rc1" -> (0, 11, 0));
     (999,) when there are none (unknown: the newest)."""
-    numbers = regex.match(r"\d{1,9}+(?:\.\d{1,9}+)*+", (version or "").strip())  # 9 digits: an int, never a huge one
+    numbers = _RELEASE.match((version or "").strip())
     return tuple(int(n) for n in numbers.group().split(".")) if numbers else (999,)
 
 
