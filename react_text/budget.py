@@ -210,8 +210,11 @@ class Meter:
         self._reported = False
 
     def _least(self, saved_local: int) -> int:
-        """The fewest server tokens that cutting `saved_local` local tokens can have saved."""
-        return math.floor(saved_local * (self._low or 1.0) / self.SAFETY)
+        """The fewest server tokens that cutting `saved_local` local tokens can have saved: at the
+        smallest ratio of server to local tokens seen, the count of text the server has counted (no
+        margin on top, as new text gets: a cut that is taken to save less than that makes the plan
+        refuse a prompt that fits, at a window's end)."""
+        return math.floor(saved_local * (self._low or 1.0))
 
     def after_cut(self, before: int, saved_local: int, local_total: int) -> int:
         """The estimate of a prompt of `before` tokens once it is cut by `saved_local` local tokens
