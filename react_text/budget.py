@@ -185,6 +185,11 @@ class Meter:
         """`local` tokens in the server's units (an estimate, on the high side)."""
         return math.ceil(local * self.rate)
 
+    def scale_ours(self, local: int) -> int:
+        """`local` tokens of the loop's own words (a note) in the server's units: at the largest
+        ratio seen, without the margin for text of a kind the server has not counted."""
+        return math.ceil(local * (self._rate or 1.0))
+
     def estimate(self, local_total: int) -> int:
         """The server's count of a prompt whose local count is `local_total`."""
         if self._base is None:

@@ -198,3 +198,12 @@ def test_a_note_costs_what_note_cost_says_without_a_messages_framing(chat: bool)
         said = history.note_cost(note)
         cost = history.add_note(note)
         assert cost <= said < cost + budget.MESSAGE_OVERHEAD, note
+
+
+def test_the_loops_own_words_are_scaled_at_the_ratio_seen_without_the_margin() -> None:
+    """The forced call's note is the loop's prose, of the instructions' kind, which the server
+    has counted: it is planned at the ratio seen; new text (a tool's output) gets the margin."""
+    meter = budget.Meter()
+    assert meter.scale_ours(100) == meter.scale(100) == 100  # nothing reported: the local count
+    meter.sent(Usage(2000, 10), 1000, reported=True)
+    assert meter.scale_ours(100) == 200 < 220 <= meter.scale(100)
