@@ -185,6 +185,11 @@ class Meter:
         """`local` tokens in the server's units (an estimate, on the high side)."""
         return math.ceil(local * self.rate)
 
+    def scale_ours(self, local: int) -> int:
+        """`local` tokens of the loop's own words (a note) in the server's units: at the largest
+        ratio seen, without the margin for text of a kind the server has not counted."""
+        return math.ceil(local * (self._rate or 1.0))
+
     def estimate(self, local_total: int) -> int:
         """The server's count of a prompt whose local count is `local_total`."""
         if self._base is None:
@@ -210,8 +215,11 @@ class Meter:
         self._reported = False
 
     def _least(self, saved_local: int) -> int:
-        """The fewest server tokens that cutting `saved_local` local tokens can have saved."""
-        return math.floor(saved_local * (self._low or 1.0) / self.SAFETY)
+        """The fewest server tokens that cutting `saved_local` local tokens can have saved: at the
+        smallest ratio of server to local tokens seen, the count of text the server has counted (no
+        margin on top, as new text gets: a cut that is taken to save less than that makes the plan
+        refuse a prompt that fits, at a window's end)."""
+        return math.floor(saved_local * (self._low or 1.0))
 
     def after_cut(self, before: int, saved_local: int, local_total: int) -> int:
         """The estimate of a prompt of `before` tokens once it is cut by `saved_local` local tokens

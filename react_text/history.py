@@ -127,8 +127,10 @@ class History:
         return cost
 
     def note_cost(self, note: str) -> int:
-        """What `add_note(note)` would cost (at most)."""
-        return self._cost(f"{_NOTE_SEPARATOR}{note}")
+        """What `add_note(note)` would cost (at most). In a chat whose last message is the user's
+        the note joins it: no message's framing, but a token where the two texts meet."""
+        joins = self.chat and self._entries[-1].role == "user"
+        return self._cost(f"{_NOTE_SEPARATOR}{note}") - (MESSAGE_OVERHEAD - _SEAM if joins else 0)
 
     def observation_piece(self, observation: str, *, labelled: bool = False) -> str:
         text = observation.strip("\n") if labelled else prompting.observation_message(observation)
@@ -320,4 +322,5 @@ def _calls_words(calls: tuple[str, ...]) -> str:
 
 _FOLD_CALLS_MAX = 600  # characters of the calls a fold lists (the latest kept): its cost stays bounded
 _DIRECTIVE_MAX = 200  # characters of a directive line kept when a reply is elided
+_SEAM = 1  # tokens two texts joined may count beyond the two counted apart (a merge where they meet)
 _ELIDE_MIN_SAVING = 1  # tokens an elision must save (a note as long as the step would only cost the cache)

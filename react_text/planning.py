@@ -48,8 +48,9 @@ class Plan:
         window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
         self.window_reserve = history.note_cost(window_note)
 
-    def estimate(self, extra_local: int = 0) -> int:
-        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)
+    def estimate(self, extra_local: int = 0, *, note: int = 0) -> int:
+        """The prompt's estimate with `extra_local` tokens of new text and a `note` of ours."""
+        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local) + self.meter.scale_ours(note)
 
     def budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
         """The largest reply allowance the token budget leaves a request of `prompt` tokens (and,
@@ -95,17 +96,20 @@ class Plan:
         is elided while the window leaves the reply a quarter of itself (or `reply_tokens`, if
         less): the allowance shrinks first.
         """
+        # The forced call's extra is its note, the loop's own words; a normal call's, new text.
+        new, note = (0, extra_local) if forced else (extra_local, 0)
         if self.window is not None:
             want = self._want(forced)
-            prompt = self.estimate(extra_local)
+            prompt = self.estimate(new, note=note)
             if prompt + self.slack(prompt) + want > self.window:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
                 framing = max(_WINDOW_SLACK, self.history.messages + 2 if self.history.messages else 0)
                 target = int((self.window * 31 / 32 - framing - want - headroom) / self.meter.rate) - extra_local
                 local = self.history.tokens
                 if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
-                    self.meter.rewritten(prompt - self.meter.scale(extra_local), local - self.history.tokens)
-        prompt = self.estimate(extra_local)
+                    added = self.meter.scale(new) + self.meter.scale_ours(note)
+                    self.meter.rewritten(prompt - added, local - self.history.tokens)
+        prompt = self.estimate(new, note=note)
         allowance = self.allowance(prompt, forced=forced)
         if allowance >= MIN_REPLY_TOKENS and (forced or not reserve or self.forced_fits_after(number, like=number - 1)):
             return allowance
@@ -131,7 +135,8 @@ class Plan:
         short reply. What the steps cost whole does not matter: the forced call may elide all of them."""
         if self.window is None:
             return True
-        held = self.meter.scale(self.window_reserve + pending + self._elided_step(like)) + MIN_REPLY_TOKENS
+        held = self.meter.scale(pending + self._elided_step(like)) + self.meter.scale_ours(self.window_reserve)
+        held += MIN_REPLY_TOKENS
         floor = self.floor(number) + held
         return floor + self.slack(floor) <= self.window
 

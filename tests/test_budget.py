@@ -119,6 +119,16 @@ def test_the_floor_of_a_history_is_what_eliding_everything_leaves(chat: bool) ->
     assert history.floor(1) == history.tokens  # nothing before step 1 to elide
 
 
+def test_a_cut_saves_at_the_smallest_ratio_the_server_showed() -> None:
+    """What an elision saves is text the server has counted: at the smallest ratio it showed, with
+    no margin (the margin is for new text); a tenth less refused prompts that fitted (issue 20)."""
+    meter = budget.Meter()
+    meter.sent(Usage(2000, 10), 1000, reported=True)
+    assert meter.after_cut(2000, 500, 500) == 1000
+    meter.rewritten(2000, 500)
+    assert meter.estimate(500) == 1000
+
+
 def test_the_meters_estimate_after_a_cut_is_the_one_rewriting_gives() -> None:
     meter = budget.Meter()
     assert meter.after_cut(1100, 500, 600) == 600  # nothing reported: the local count
@@ -170,3 +180,30 @@ def test_old_steps_fold_into_one_pair_whose_cost_is_bounded_and_the_floor_says_s
             assert isinstance(prompt, tuple) and [m.role for m in prompt[:4]] == ["system", "user", "assistant", "user"]
         costs.append(history.tokens)
     assert costs[1] - costs[0] < 20, costs  # 250 more steps folded cost next to nothing more
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_a_note_costs_what_note_cost_says_without_a_messages_framing(chat: bool) -> None:
+    """Issue 20: in a chat the forced call's note joins the last user message, yet its cost was
+    planned with a message's framing: 3 tokens, which at a 300-token window refused a forced call
+    that fitted. `note_cost` bounds what `add_note` costs, by less than a message's framing (a token
+    where the texts meet, one of rounding where a length sets the count)."""
+    notes = [
+        "You have reached the limit (the context window of 300 tokens). Give your final answer now.",
+        "Stop.",
+        "lorem ipsum dolor " * 20,
+    ]
+    for note in notes:
+        history = _steps(chat)
+        said = history.note_cost(note)
+        cost = history.add_note(note)
+        assert cost <= said < cost + budget.MESSAGE_OVERHEAD, note
+
+
+def test_the_loops_own_words_are_scaled_at_the_ratio_seen_without_the_margin() -> None:
+    """The forced call's note is the loop's prose, of the instructions' kind, which the server
+    has counted: it is planned at the ratio seen; new text (a tool's output) gets the margin."""
+    meter = budget.Meter()
+    assert meter.scale_ours(100) == meter.scale(100) == 100  # nothing reported: the local count
+    meter.sent(Usage(2000, 10), 1000, reported=True)
+    assert meter.scale_ours(100) == 200 < 220 <= meter.scale(100)

@@ -307,6 +307,34 @@ def opening(lookup: object) -> Request:
         "limits",
     )
 )
+# Found at a 300-token window with the minimal run (the opening, one step, the forced final call)
+# 2 tokens inside the margin: the forced call's note was counted a message's framing it does not
+# have (it joins the last user message), and an elided step was taken to save a tenth less than the
+# smallest ratio the server showed, so the plan refused a forced call that fitted.
+@example(
+    run=(
+        [f"THOUGHT: \nACTION: lookup[item{i}]" for i in range(3)] + ["THOUGHT: done.\nFINAL: 42"],
+        {"window": 300, "kind": "bytes", "scale": 0.90625, "says": False, "reports": True},
+        9,
+        "limits",
+    )
+)
+@example(
+    run=(
+        [f"THOUGHT: \nACTION: lookup[item{i}]" for i in range(3)] + ["THOUGHT: done.\nFINAL: 42"],
+        {"window": 300, "kind": "bytes", "scale": 0.91015625, "says": False, "reports": True},
+        8,
+        "limits",
+    )
+)
+@example(
+    run=(
+        [f"THOUGHT: \nACTION: lookup[item{i}]" for i in range(2)] + ["THOUGHT: done.\nFINAL: 42"],
+        {"window": 300, "kind": "bytes", "scale": 0.90625, "says": False, "reports": True},
+        23,
+        "limits",
+    )
+)
 def test_runs_complete_in_a_window_that_a_server_counts_its_own_way(
     driver: Driver, run: tuple[list[str], dict[str, object], int, str]
 ) -> None:
