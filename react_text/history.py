@@ -16,6 +16,11 @@ instructions, where a server's tokenizer may not, and the server has counted onl
 when the first tool output is sent. Scaled by what the server reports (`budget.Meter`), each text
 is then estimated by the larger of its tiktoken count and its length, each at the rate the
 server has shown.
+
+The history keeps its own token account, `meter` (budget.Meter): every change to what is sent (a
+reply, an observation, a note, an elision, a fold) is told to the meter by the change itself, so the
+estimate of the next request in the server's units (`estimate`) is right after any of them, and
+nothing outside has to keep the two in step.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import prompting
-from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING
+from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING, Meter
 from .protocol import ACTION_LABEL, THOUGHT_CUE
 from .types import Message, Role
 
@@ -59,7 +64,7 @@ class _Entry:
 
 
 class History:
-    """The conversation of one run, kept as entries with their token counts."""
+    """The conversation of one run, kept as entries with their token counts, and its token account."""
 
     def __init__(self, opening: tuple[Message, ...] | str, count: Callable[[str], int]) -> None:
         self.chat = not isinstance(opening, str)
@@ -68,6 +73,7 @@ class History:
         texts = [opening] if isinstance(opening, str) else [m.content for m in opening]
         chars = sum(len(t) for t in texts)
         self.density = sum(count(t) for t in texts) / chars if chars else 0.0  # the opening's tokens a character
+        self.meter = Meter()  # what was billed, and the next request in the server's units
         if isinstance(opening, str):
             self._add("opening", "user", opening, 0)
             self.tokens = count(THOUGHT_CUE)  # the cue every request ends with
@@ -90,9 +96,10 @@ class History:
         self._entries.append(entry)
         return entry.tokens
 
-    def add_reply(self, text: str, step: int, directive: str = "") -> int:
+    def add_reply(self, text: str, step: int, directive: str = "", *, server: int | None = None) -> int:
         """Record what the model wrote (what was acted on); returns its local cost. `directive`
-        is its directive line, kept when the reply is elided."""
+        is its directive line, kept when the reply is elided; `server`, its cost in the server's
+        tokens when the server said (its completion tokens, and the framing)."""
         if self.chat:
             piece = text.strip()
         elif text.lstrip().startswith(THOUGHT_CUE):  # the model wrote the label again (after a <think> block)
@@ -101,6 +108,7 @@ class History:
             piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
         cost = self._add("reply", "assistant", piece, step, directive)
         self.tokens += cost
+        self.meter.appended(cost, server)
         return cost
 
     def add_observation(self, observation: str, step: int, *, labelled: bool = False) -> int:
@@ -108,6 +116,7 @@ class History:
         its own OBSERVATION labels (the calls of one reply, `prompting.observations_message`)."""
         cost = self._add("observation", "user", self.observation_piece(observation, labelled=labelled), step)
         self.tokens += cost
+        self.meter.appended(cost)
         return cost
 
     def add_note(self, note: str) -> int:
@@ -124,6 +133,7 @@ class History:
         else:
             cost = self._add("note", "user", note if self.chat else f"{note}\n", last.step)
         self.tokens += cost
+        self.meter.appended(cost)
         return cost
 
     def note_cost(self, note: str) -> int:
@@ -140,6 +150,10 @@ class History:
 
     # --- reading ----------------------------------------------------------------------------------
 
+    def estimate(self, extra_local: int = 0) -> int:
+        """The server's count of the next request (and of `extra_local` more local tokens)."""
+        return self.meter.estimate(self.tokens) + self.meter.scale(extra_local)
+
     def prompt(self) -> tuple[Message, ...] | str:
         if self.chat:
             return tuple(e.message for e in self._entries)
@@ -152,7 +166,8 @@ class History:
 
     def continued(self, partial: str) -> str:
         """The completion prompt continued by `partial` (a reply cut short, to be carried on)."""
-        assert not self.chat
+        if self.chat:
+            raise ValueError("a chat history is not continued: a chat model is asked again")
         return f"{self.prompt()}{partial}"
 
     @property
@@ -200,9 +215,17 @@ class History:
     def elide(self, target: int, keep_from: int) -> bool:
         """Elide the oldest content until the local count is at most `target`; True if anything was.
 
-        Observations go first, oldest first, then replies are cut to their directive line; nothing
-        of step `keep_from` or later, and nothing of the opening, is touched.
+        Observations go first, oldest first, then replies are cut to their directive line, then the
+        oldest steps are folded; nothing of step `keep_from` or later, and nothing of the opening,
+        is touched. The meter is told of all of it at once.
         """
+        before, local = self.meter.estimate(self.tokens), self.tokens
+        changed = self._elide(target, keep_from)
+        if changed:
+            self.meter.rewritten(before, local - self.tokens)
+        return changed
+
+    def _elide(self, target: int, keep_from: int) -> bool:
         changed = False
         for kind in ("observation", "reply"):
             for entry in self._entries:
