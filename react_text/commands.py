@@ -185,4 +185,6 @@ def _name(value: object) -> str:
 
 def _kinds(kind: type[object] | tuple[type[object], ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return "a number" if kinds == (int, float) else " or ".join(f"a {k.__name__}" for k in kinds)
+    if kinds == (int, float):
+        return "a number"
+    return " or ".join(f"{'an' if k.__name__[0] in 'AEIOU' else 'a'} {k.__name__}" for k in kinds)
