@@ -11,11 +11,14 @@ and which event answers which command: the contract between the sans-IO core and
 The table is `EXPECTS`; `check` holds an event to it, as h11 holds an event to the state it is sent
 in (h11/_state.py, `Connection.send`): an event the command did not ask for raises
 `errors.EventError`, which names what was expected and what came, before anything is changed.
+An event is checked for what it carries when it is made (a Replied holds a Reply and a number of
+seconds, ...): a TypeError that names the field, at the line that made it.
 """
 
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -97,7 +100,7 @@ class Done:
 Command = Send | Approve | Invoke | InvokeAll | Emit | Done
 
 
-# --- events (what came of a command) -------------------------------------------------------------
+# --- events (what came of a command), each checked when it is made -------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,16 +108,24 @@ class Replied:
     reply: Reply
     seconds: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.reply, Reply) or type(self.seconds) not in _NUMBER:
+            raise _carries(self, reply=Reply)
+
 
 @dataclass(frozen=True, slots=True)
 class Failed:
     error: ModelError
     seconds: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.error, ModelError) or type(self.seconds) not in _NUMBER:
+            raise _carries(self, error=ModelError)
+
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    approval: Approval  # what the approver said: truthy runs the tool, "stop" ends the run
+    approval: Approval  # what the approver said: truthy runs the tool, "stop" ends the run (read as ever)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,14 +133,36 @@ class Ran:
     outcome: Outcome
     seconds: float
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.outcome, Outcome) or type(self.seconds) not in _NUMBER:
+            raise _carries(self, outcome=Outcome)
+
 
 @dataclass(frozen=True, slots=True)
 class RanAll:
     ran: tuple[Ran, ...]  # one per call, in the order asked
     seconds: float  # the wall time of them all
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.ran, tuple) or not all(isinstance(r, Ran) for r in self.ran):
+            raise TypeError(f"RanAll.ran must be a tuple of Ran, not {_names(self.ran)}")
+        if type(self.seconds) not in _NUMBER:
+            raise _carries(self)
+
 
 Event = Replied | Failed | Decided | Ran | RanAll | None
+
+_NUMBER = (float, int)  # of seconds: not a bool, not None
+
+
+def _carries(event: object, **kinds: type[object]) -> TypeError:
+    """What is wrong with what `event` was made of: the first field that is not of its kind."""
+    for field, kind in kinds.items():
+        value = getattr(event, field)
+        if not isinstance(value, kind):
+            return TypeError(f"{type(event).__name__}.{field} must be {_a(kind.__name__)}, not {_name(value)}")
+    seconds = getattr(event, "seconds", None)
+    return TypeError(f"{type(event).__name__}.seconds must be a number of seconds, not {_name(seconds)}")
 
 
 # --- the contract ---------------------------------------------------------------------------------
@@ -143,31 +176,15 @@ EXPECTS: Mapping[type[Command], tuple[type[object], ...]] = {
     Done: (),
 }
 
-# What each event carries, by field: a driver that builds one from the wrong thing is told so here,
-# not with an AttributeError somewhere in the episode.
-_CARRIES: Mapping[type[object], tuple[tuple[str, type[object] | tuple[type[object], ...]], ...]] = {
-    Replied: (("reply", Reply), ("seconds", (int, float))),
-    Failed: (("error", ModelError), ("seconds", (int, float))),
-    Decided: (),  # an approver's answer is read by its truth, as it always was
-    Ran: (("outcome", Outcome), ("seconds", (int, float))),
-    RanAll: (("ran", tuple), ("seconds", (int, float))),
-}
-
 
 def check(command: Command, event: object) -> None:
-    """Raise EventError unless `event` is what `command` asks for, whole; change nothing."""
-    expected = EXPECTS[type(command)]
-    if not isinstance(event, expected):
+    """Raise EventError unless `event` is what `command` asks for (a RanAll: one Ran a call); change nothing."""
+    if type(event) not in EXPECTS[type(command)] and not isinstance(event, EXPECTS[type(command)]):
         raise EventError(f"{_asked(command)}, not {_name(event)}")
-    for field, kind in _CARRIES.get(type(event), ()):
-        value = getattr(event, field)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise EventError(f"{type(event).__name__}.{field} must be {_kinds(kind)}, not {_name(value)}")
-    if isinstance(command, InvokeAll) and isinstance(event, RanAll):
-        asked, came = len(command.invokes), len(event.ran)
-        if came != asked or not all(isinstance(r, Ran) and isinstance(r.outcome, Outcome) for r in event.ran):
-            got = ", ".join(_name(r) for r in event.ran) or "nothing"
-            raise EventError(f"InvokeAll asked for {asked} calls and takes a RanAll of {asked} Ran, not of {got}")
+    if type(command) is InvokeAll:
+        ran, asked = typing.cast("RanAll", event).ran, len(command.invokes)
+        if len(ran) != asked:
+            raise EventError(f"InvokeAll asked for {asked} calls and takes a RanAll of {asked} Ran, not {_names(ran)}")
 
 
 def _asked(command: Command) -> str:
@@ -183,8 +200,12 @@ def _name(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
 
-def _kinds(kind: type[object] | tuple[type[object], ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if kinds == (int, float):
-        return "a number"
-    return " or ".join(f"{'an' if k.__name__[0] in 'AEIOU' else 'a'} {k.__name__}" for k in kinds)
+def _names(values: object) -> str:
+    """A tuple's items by kind: "a tuple of Ran, str"; anything else by its own."""
+    if not isinstance(values, tuple):
+        return _name(values)
+    return f"a tuple of {', '.join(_name(v) for v in values)}" if values else "an empty tuple"
+
+
+def _a(name: str) -> str:
+    return f"{'an' if name[:1] in tuple('AEIOU') else 'a'} {name}"

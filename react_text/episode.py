@@ -106,10 +106,11 @@ class EpisodeSpec:
     """All that a run reads, made once before it starts (`Agent.spec`); the episode sees no Agent
     and no model. A test writes one by hand: `EpisodeSpec("You answer.", count=len)`.
 
-    `prompting.grammar` is decided by now: True sends the protocol grammar with every request
-    (the Agent sets it from the model's `accepts_grammar` when the user left it None); None reads
-    as False. `asks_approval`: risky tools are put to an approver (Approve); without one they are
-    declined. `window`: the model's context window in tokens, when known.
+    `grammar` is the choice made: True sends the protocol grammar with every request (the Agent
+    decides it with `model_info.grammar_on`: `prompting.grammar`, else the model's); the episode
+    reads it, not `prompting.grammar`. `asks_approval`: risky tools are put to an approver
+    (Approve); without one they are declined. `window`: the model's context window in tokens, when
+    known.
     """
 
     instructions: str  # the instruction block: the protocol, the tool list, the worked example
@@ -119,6 +120,7 @@ class EpisodeSpec:
     limits: Limits = field(default_factory=Limits)
     prompting: Prompting = field(default_factory=Prompting)
     parser: Parser = parse
+    grammar: bool = False
     asks_approval: bool = False
     window: int | None = None
     prefill: bool = False  # the model continues a turn begun with `Request.prefill` (ModelInfo.prefill)
@@ -132,6 +134,8 @@ class EpisodeSpec:
             raise TypeError("EpisodeSpec.tools must be a tuple of Tool (tools.as_tools makes one)")
         if not isinstance(self.limits, Limits) or not isinstance(self.prompting, Prompting):
             raise TypeError("EpisodeSpec.limits must be a Limits and EpisodeSpec.prompting a Prompting")
+        if any(type(flag) is not bool for flag in (self.grammar, self.asks_approval, self.prefill)):
+            raise TypeError("EpisodeSpec.grammar, asks_approval and prefill must be True or False (decided)")
         window = self.window
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window <= 0):
             raise ValueError(f"EpisodeSpec.window must be a positive whole number of tokens or None, not {window!r}")
@@ -170,7 +174,12 @@ class Episode:
         """The first command. Once only."""
         if self._command is not None:
             raise EventError(f"the episode has started already: it is waiting on {type(self._command).__name__}")
-        return self._next(None)
+        try:
+            command = next(self._play)
+        except StopIteration as end:  # finished before any call (a budget too small for one)
+            command = Done(end.value)
+        self._command = command
+        return command
 
     def send(self, event: Event) -> Command:
         """Tell the episode what came of its last command; the next command. An event the last
@@ -178,15 +187,12 @@ class Episode:
         command = self._command
         if command is None:
             raise EventError("the episode has not started: call start() first, then send what came of its command")
-        if isinstance(command, Done):
+        if type(command) is Done:
             raise EventError(f"the run is over (Done): the episode takes no more events, not {_kind(event)}")
         check(command, event)
-        return self._next(event)
-
-    def _next(self, event: Event) -> Command:
         try:
-            command: Command = self._play.send(event)
-        except StopIteration as end:  # finished (before any call, when a budget is too small for one)
+            command = self._play.send(event)
+        except StopIteration as end:
             command = Done(end.value)
         self._command = command
         return command
@@ -194,11 +200,6 @@ class Episode:
 
 def _kind(event: object) -> str:
     return "None" if event is None else type(event).__name__
-
-
-def _sent(event: Event) -> Replied | Failed:
-    """What answered a Send, as the episode checked it (commands.check)."""
-    return typing.cast("Replied | Failed", event)
 
 
 # --- the protocol -------------------------------------------------------------------------------
@@ -238,7 +239,7 @@ class _Protocol:
         self.tool_calls = 0
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
-        use_grammar = bool(style.grammar)
+        use_grammar = spec.grammar
         self.parallel = style.parallel
         actions = self.limits.actions if self.parallel else 1
         # A chat model that continues a turn already begun has it begun with the thought cue, as a
@@ -415,7 +416,7 @@ class _Protocol:
         while True:
             sent_local = self.history.tokens
             estimate = self.meter.estimate(sent_local)
-            event = _sent((yield Send(self._request(allowance, forced))))
+            event = typing.cast("Replied | Failed", (yield Send(self._request(allowance, forced))))  # as checked
             seconds += event.seconds
             if isinstance(event, Replied):
                 break
@@ -499,8 +500,9 @@ class _Protocol:
         """
         if reply.finish_reason == "length" or not self.send_stop:
             return reply, usage, seconds
-        visible = guard.split_reasoning(reply.text)[1]
-        if not (guard.stopped_in_thinking(reply.text) or (reply.reasoning and not visible.strip())):
+        # (the reply split into thinking and the rest only when the server sent reasoning apart)
+        blank = bool(reply.reasoning) and not guard.split_reasoning(reply.text)[1].strip()
+        if not (blank or guard.stopped_in_thinking(reply.text)):
             return reply, usage, seconds
         self.send_stop = False
         prompt = self.history.prompt() if self.chat else self.history.continued(reply.text)
@@ -511,7 +513,7 @@ class _Protocol:
             room = min(room, budget)
         if room < MIN_REPLY_TOKENS:
             return reply, usage, seconds
-        event = _sent((yield Send(self._request(room, forced, prompt))))
+        event = typing.cast("Replied | Failed", (yield Send(self._request(room, forced, prompt))))  # as checked
         seconds += event.seconds
         if isinstance(event, Failed):
             return reply, usage, seconds

@@ -73,6 +73,9 @@ class History:
         texts = [opening] if isinstance(opening, str) else [m.content for m in opening]
         chars = sum(len(t) for t in texts)
         self.density = sum(count(t) for t in texts) / chars if chars else 0.0  # the opening's tokens a character
+        self._sent: list[Message] = []  # each entry's message, in order: what prompt() copies at C speed
+        self._pieces: list[str] = []  # each entry's text, in order (a transcript joins them; a fold rebuilds both)
+        self._last: tuple[tuple[str, bool], tuple[str, int]] | None = None  # the last observation priced
         self.meter = Meter()  # what was billed, and the next request in the server's units
         if isinstance(opening, str):
             self._add("opening", "user", opening, 0)
@@ -91,9 +94,11 @@ class History:
         """The local count of `text`: its tokens, but at least its length at the opening's density."""
         return max(self._count(text), math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
 
-    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "") -> int:
-        entry = _Entry(kind, role, text, self._cost(text), step, short)
+    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "", tokens: int | None = None) -> int:
+        entry = _Entry(kind, role, text, self._cost(text) if tokens is None else tokens, step, short)
         self._entries.append(entry)
+        self._sent.append(entry.message)
+        self._pieces.append(entry.text)
         return entry.tokens
 
     def add_reply(self, text: str, step: int, directive: str = "", *, server: int | None = None) -> int:
@@ -114,7 +119,8 @@ class History:
     def add_observation(self, observation: str, step: int, *, labelled: bool = False) -> int:
         """Record what is fed back after a step; returns its local cost. `labelled`: the text holds
         its own OBSERVATION labels (the calls of one reply, `prompting.observations_message`)."""
-        cost = self._add("observation", "user", self.observation_piece(observation, labelled=labelled), step)
+        piece, cost = self._priced(observation, labelled)
+        self._add("observation", "user", piece, step, tokens=cost)
         self.tokens += cost
         self.meter.appended(cost)
         return cost
@@ -129,7 +135,7 @@ class History:
         if self.chat and last.role == "user":
             text = f"{last.text}{_NOTE_SEPARATOR}{note}"
             cost = self._cost(text) - last.tokens
-            last.rewrite(text, last.tokens + cost)
+            self._rewrite(len(self._entries) - 1, text, last.tokens + cost)
         else:
             cost = self._add("note", "user", note if self.chat else f"{note}\n", last.step)
         self.tokens += cost
@@ -146,7 +152,16 @@ class History:
 
     def cost(self, observation: str, *, labelled: bool = False) -> int:
         """What recording this observation would cost, without recording it."""
-        return self._cost(self.observation_piece(observation, labelled=labelled))
+        return self._priced(observation, labelled)[1]
+
+    def _priced(self, observation: str, labelled: bool) -> tuple[str, int]:
+        """The observation as recorded, and its cost: made once for the observation last priced
+        (the plan prices an observation, and the warning that may wrap it, before it is recorded)."""
+        key = (observation, labelled)
+        if self._last is None or self._last[0] != key:
+            piece = self.observation_piece(observation, labelled=labelled)
+            self._last = (key, (piece, self._cost(piece)))
+        return self._last[1]
 
     # --- reading ----------------------------------------------------------------------------------
 
@@ -156,13 +171,13 @@ class History:
 
     def prompt(self) -> tuple[Message, ...] | str:
         if self.chat:
-            return tuple(e.message for e in self._entries)
-        return "".join(e.text for e in self._entries) + THOUGHT_CUE
+            return tuple(self._sent)
+        return "".join(self._pieces) + THOUGHT_CUE
 
     def transcript(self) -> tuple[Message, ...] | str:
         if self.chat:
-            return tuple(e.message for e in self._entries)
-        return "".join(e.text for e in self._entries)
+            return tuple(self._sent)
+        return "".join(self._pieces)
 
     def continued(self, partial: str) -> str:
         """The completion prompt continued by `partial` (a reply cut short, to be carried on)."""
@@ -228,11 +243,11 @@ class History:
     def _elide(self, target: int, keep_from: int) -> bool:
         changed = False
         for kind in ("observation", "reply"):
-            for entry in self._entries:
+            for index, entry in enumerate(self._entries):
                 if self.tokens <= target:
                     return changed
                 if entry.kind == kind and self._elidable(entry, keep_from):
-                    changed = self._shrink(entry) or changed
+                    changed = self._shrink(index) or changed
         for last in range(self._folded + 1, self._foldable(keep_from) + 1):
             if self.tokens <= target:
                 return changed
@@ -284,6 +299,8 @@ class History:
         gone = {id(e) for e in replaced}
         opening = [e for e in self._entries if e.kind == "opening"]
         self._entries = opening + fold + [e for e in self._entries if e.kind != "opening" and id(e) not in gone]
+        self._sent = [e.message for e in self._entries]  # the entries moved: the prompt lists follow them
+        self._pieces = [e.text for e in self._entries]
         self.tokens -= saving
         self._folded = last
         self._fold_calls = calls
@@ -292,14 +309,20 @@ class History:
     def _elidable(self, entry: _Entry, keep_from: int) -> bool:
         return entry.kind in ("observation", "reply") and not entry.elided and 0 < entry.step < keep_from
 
-    def _shrink(self, entry: _Entry) -> bool:
+    def _shrink(self, index: int) -> bool:
+        entry = self._entries[index]
         text, cost = self._shrunk(entry)
         if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
         self.tokens += cost - entry.tokens
-        entry.rewrite(text, cost)
+        self._rewrite(index, text, cost)
         entry.elided = True
         return True
+
+    def _rewrite(self, index: int, text: str, tokens: int) -> None:
+        entry = self._entries[index]
+        entry.rewrite(text, tokens)
+        self._sent[index], self._pieces[index] = entry.message, entry.text
 
     def _shrunk(self, entry: _Entry) -> tuple[str, int]:
         """The entry's text once elided, and its cost (made once: the note depends on nothing that changes)."""

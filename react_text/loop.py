@@ -88,6 +88,7 @@ class Agent:
     count_tokens: budget.Counter | None
     counter: budget.Counter = field(init=False, repr=False, compare=False)  # count_tokens resolved, memoised
     info: ModelInfo = field(init=False, repr=False, compare=False)  # what the model offers, read once
+    _specs: dict[tuple[object, ...], EpisodeSpec] = field(init=False, repr=False, compare=False)  # spec(), made once
 
     def __init__(
         self,
@@ -126,6 +127,7 @@ class Agent:
         setattr_(self, "count_tokens", count_tokens)
         setattr_(self, "counter", counter)
         setattr_(self, "info", info)
+        setattr_(self, "_specs", {})
 
     def with_limits(self, **changes: Any) -> Agent:
         """A copy of this agent with some limits changed: `agent.with_limits(steps=4)`."""
@@ -145,23 +147,28 @@ class Agent:
 
     def spec(self, window: int | None = None) -> EpisodeSpec:
         """What a run of this agent reads, as one frozen value (episode.py): the instruction block,
-        the tools, the limits, the prompting with the grammar decided (`model_info.grammar_on`), the
-        parser, the counter. `window`: the model's context window, when known."""
-        style = self.prompting
-        if style.grammar is None:
-            style = replace(style, grammar=grammar_on(self.model, self.info, None))
-        return EpisodeSpec(
-            self.instructions(),
-            self.counter,
-            api=self.model.api,
-            tools=self.tools,
-            limits=self.limits,
-            prompting=style,
-            parser=self.parser,
-            asks_approval=self.approve is not None,
-            window=window,
-            prefill=self.info.prefill,
-        )
+        the tools, the limits, the prompting, the grammar choice (`model_info.grammar_on`: the
+        prompting's, else the model's), the parser, the counter. `window`: the model's context
+        window, when known. Made once for each window, api and grammar choice (a server model may
+        learn its own at its first run)."""
+        grammar = grammar_on(self.model, self.info, self.prompting.grammar)
+        key = (window, self.model.api, grammar)
+        made = self._specs.get(key)
+        if made is None:
+            made = self._specs[key] = EpisodeSpec(
+                self.instructions(),
+                self.counter,
+                api=self.model.api,
+                tools=self.tools,
+                limits=self.limits,
+                prompting=self.prompting,
+                parser=self.parser,
+                grammar=grammar,
+                asks_approval=self.approve is not None,
+                window=window,
+                prefill=self.info.prefill,
+            )
+        return made
 
     def run(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
         """Run `task` to the end. `seed` goes with every model call of the run (`Request.seed`):

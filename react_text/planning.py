@@ -47,7 +47,7 @@ class Plan:
         self.window_reserve = history.note_cost(window_note)
 
     def estimate(self, extra_local: int = 0) -> int:
-        return self.history.estimate(extra_local)
+        return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local)  # history.estimate, inlined
 
     def budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
         """The largest reply allowance the token budget leaves a request of `prompt` tokens (and,

@@ -203,38 +203,46 @@ def test_a_ran_all_of_the_wrong_size_is_refused() -> None:
     episode.start()
     command = episode.send(replied("ACTION: lookup[train ticket]\nACTION: square[3]"))
     assert isinstance(command, InvokeAll) and len(command.invokes) == 2
-    with pytest.raises(EventError, match=r"asked for 2 calls and takes a RanAll of 2 Ran, not of Ran$"):
+    with pytest.raises(EventError, match=r"asked for 2 calls and takes a RanAll of 2 Ran, not a tuple of Ran$"):
         episode.send(RanAll((ran("89"),), 0.1))
-    with pytest.raises(EventError, match=r"not of Ran, str$"):
-        episode.send(RanAll((ran("89"), "9"), 0.1))  # type: ignore[arg-type]
+    with pytest.raises(EventError, match=r"takes a RanAll of 2 Ran, not an empty tuple$"):
+        episode.send(RanAll((), 0.1))
+    assert episode.command is command
     emit = episode.send(RanAll((ran("89"), ran("9")), 0.1))
     assert isinstance(emit, Emit) and emit.step.observations == ("89", "9")
 
 
-@pytest.mark.parametrize(
-    ("event", "words"),
-    [
-        (Replied("FINAL: 1", 0.1), "Replied.reply must be a Reply, not str"),  # type: ignore[arg-type]
-        (Replied(Reply("FINAL: 1"), None), "Replied.seconds must be a number, not None"),  # type: ignore[arg-type]
-        (Replied(Reply("FINAL: 1"), True), "Replied.seconds must be a number, not bool"),
-        (Failed(ValueError("no"), 0.1), "Failed.error must be a ModelError, not ValueError"),  # type: ignore[arg-type]
-    ],
-)
-def test_an_event_that_carries_the_wrong_thing_is_refused(event: Event, words: str) -> None:
-    episode = Episode(spec(), TASK)
-    send = episode.start()
-    with pytest.raises(EventError, match=words):
-        episode.send(event)
-    assert episode.command is send
-    assert isinstance(episode.send(replied("FINAL: 1")), Emit)
+# What an event carries is checked when it is made: a driver that builds one of the wrong thing is
+# told so at the line that built it, not with an AttributeError somewhere inside the episode.
+MADE_WRONG: list[tuple[type[object], tuple[object, ...], str]] = [
+    (Replied, ("FINAL: 1", 0.1), r"^Replied\.reply must be a Reply, not str$"),
+    (Replied, (Reply("FINAL: 1"), None), r"^Replied\.seconds must be a number of seconds, not None$"),
+    (Replied, (Reply("FINAL: 1"), True), r"^Replied\.seconds must be a number of seconds, not bool$"),
+    (Failed, (ValueError("no"), 0.1), r"^Failed\.error must be a ModelError, not ValueError$"),
+    (Ran, ("89", 0.1), r"^Ran\.outcome must be an Outcome, not str$"),
+    (Ran, (Outcome("ok", "89"), "1s"), r"^Ran\.seconds must be a number of seconds, not str$"),
+    (RanAll, ([Ran(Outcome("ok", "89"), 0.1)], 0.1), r"^RanAll\.ran must be a tuple of Ran, not list$"),
+    (
+        RanAll,
+        ((Ran(Outcome("ok", "89"), 0.1), "9"), 0.1),
+        r"^RanAll\.ran must be a tuple of Ran, not a tuple of Ran, str$",
+    ),
+]
 
 
-def test_a_ran_that_carries_no_outcome_is_refused() -> None:
-    episode = Episode(spec(), TASK)
-    episode.start()
-    episode.send(replied("ACTION: lookup[train ticket]"))
-    with pytest.raises(EventError, match=r"Ran\.outcome must be an Outcome, not str$"):
-        episode.send(Ran("89", 0.1))  # type: ignore[arg-type]
+@pytest.mark.parametrize(("kind", "fields", "words"), MADE_WRONG, ids=[w[2][1:30] for w in MADE_WRONG])
+def test_an_event_of_the_wrong_things_cannot_be_made(
+    kind: type[object], fields: tuple[object, ...], words: str
+) -> None:
+    with pytest.raises(TypeError, match=words):
+        kind(*fields)
+
+
+def test_the_events_made_right_are_made() -> None:
+    assert Replied(Reply("x"), 1).seconds == 1  # a whole number of seconds is a number
+    assert Failed(ContextLengthError("long"), 0.0).error.window is None
+    assert Decided("stop").approval == "stop" and Decided(None).approval is None  # type: ignore[arg-type]
+    assert RanAll((), 0.0).ran == ()
 
 
 def test_send_before_start_start_twice_and_anything_after_done_are_refused() -> None:
@@ -435,7 +443,7 @@ def test_without_force_final_the_step_limit_ends_the_run() -> None:
 
 
 def test_the_forced_call_under_a_grammar_admits_only_a_final_answer() -> None:
-    episode = Episode(spec(limits=Limits(steps=1), prompting=Prompting(grammar=True)), TASK)
+    episode = Episode(spec(limits=Limits(steps=1), grammar=True), TASK)
     first = episode.start()
     episode.send(replied("ACTION: lookup[train ticket]"))
     episode.send(ran("89"))
@@ -540,11 +548,12 @@ def test_an_outgrown_window_asks_for_the_answer_and_says_so() -> None:
 def test_the_agent_makes_the_spec_and_the_grammar_is_decided_by_the_model() -> None:
     agent = Agent(ScriptedModel(["FINAL: 1"], accepts_grammar=True), tools=[lookup, pay], approve=lambda t, a: True)
     made = agent.spec(2048)
-    assert made.prompting.grammar is True  # the user left it None: the model takes one
+    assert made.grammar is True and made.prompting.grammar is None  # the user left it open: the model takes one
     assert (made.api, made.tools, made.limits, made.window) == ("chat", (lookup, pay), agent.limits, 2048)
     assert made.asks_approval and made.instructions == agent.instructions() and made.count is agent.counter
     plain = Agent(ScriptedModel(["FINAL: 1"]), prompting=Prompting(grammar=False)).spec()
-    assert plain.prompting.grammar is False and not plain.asks_approval and plain.window is None
+    assert plain.grammar is False and not plain.asks_approval and plain.window is None
+    assert agent.spec(2048) is made  # made once for a window
 
 
 @pytest.mark.parametrize(
@@ -555,6 +564,8 @@ def test_the_agent_makes_the_spec_and_the_grammar_is_decided_by_the_model() -> N
         ({"window": True}, ValueError),
         ({"tools": [lookup]}, TypeError),
         ({"limits": {"steps": 2}}, TypeError),
+        ({"grammar": None}, TypeError),  # undecided
+        ({"asks_approval": 1}, TypeError),
     ],
 )
 def test_a_bad_spec_is_refused_when_made(changes: dict[str, object], error: type[Exception]) -> None:
