@@ -193,6 +193,8 @@ class Episode:
         try:
             command = self._play.send(event)
         except StopIteration as end:
+            if end.value is None:  # the play raised before (a parser's bug, say): it is over, with no result
+                raise EventError("the episode raised an exception earlier: it takes no more events") from None
             command = Done(end.value)
         self._command = command
         return command

@@ -263,6 +263,18 @@ def test_send_before_start_start_twice_and_anything_after_done_are_refused() -> 
         assert episode.command is done
 
 
+def test_an_episode_that_raised_takes_no_more_events() -> None:
+    def broken(text: str, *, tools: object = ()) -> Any:
+        raise ValueError("the parser's own bug")
+
+    episode = Episode(spec(parser=broken), TASK)
+    episode.start()
+    with pytest.raises(ValueError, match="the parser's own bug"):  # raised as it is, to the driver
+        episode.send(replied("FINAL: 89"))
+    with pytest.raises(EventError, match="raised an exception earlier: it takes no more events"):
+        episode.send(replied("FINAL: 89"))
+
+
 def test_check_is_the_table() -> None:
     request = Episode(spec(), TASK).start()
     assert isinstance(request, Send)
