@@ -533,7 +533,12 @@ def test_old_observations_are_elided_to_fit_the_window() -> None:
 
 
 def test_an_outgrown_window_asks_for_the_answer_and_says_so() -> None:
-    episode = Episode(spec(window=700, limits=Limits(steps=60, reply_tokens=64, observation_tokens=600)), TASK)
+    # The oldest steps fold into one pair of messages, so short steps alone no longer outgrow a
+    # window: here the instructions (about 450 tokens) leave room for little more than the fold and
+    # the latest step, and the calls outgrow it after a dozen steps have been elided and folded.
+    instructions = "You answer with the protocol. " * 60
+    limits = Limits(steps=60, reply_tokens=64, observation_tokens=600)
+    episode = Episode(spec(instructions=instructions, window=700, limits=limits), TASK)
     command = episode.start()
     answered: RunResult | None = None
     calls = 0
@@ -552,6 +557,7 @@ def test_an_outgrown_window_asks_for_the_answer_and_says_so() -> None:
     assert answered is not None
     assert answered.answer == "89" and answered.forced and answered.stop_reason == "max_tokens"
     assert answered.error is not None and answered.error == "the context window of 700 tokens"
+    assert len(answered.steps) > 10 and answered.steps[-2].elided[:10] == tuple(range(1, 11))  # made room first
 
 
 # --- the spec -----------------------------------------------------------------------------------------
