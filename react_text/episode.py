@@ -1,19 +1,17 @@
 """One run of the protocol as a state machine that performs no I/O (sans-IO, as h11 does it).
 
-The episode says what to do next and is told what came of it:
+The episode is built from one frozen value, `EpisodeSpec`, that holds all a run reads (the Agent
+makes it: `agent.spec(window)`); it says what to do next and is told what came of it:
 
-    episode = Episode(agent, task, window=4096)
+    episode = Episode(spec, task)
     command = episode.start()
     while not isinstance(command, Done):
         ...                                   # Send: call the model; Approve: ask the approver;
         command = episode.send(event)         # Invoke: run the tool; Emit: a step is complete
 
-    Send(request)                   ->  Replied(reply, seconds) | Failed(error, seconds)
-    Approve(tool, action)           ->  Decided(approval)
-    Invoke(tool, arguments, limit)  ->  Ran(outcome, seconds)
-    InvokeAll(invokes)              ->  RanAll(ran, seconds)    several calls of one reply, at once
-    Emit(step)                      ->  None
-    Done(result)                        the end
+Which event answers which command is the table in `commands.py`; `episode.expecting` says what the
+episode waits for, and an event it did not ask for raises `EventError` (naming what was expected
+and what came) before anything changes, so the episode carries on as if it was never sent.
 
 Everything a run decides lives here: prompts, the budget plan, the context window, the guard, the
 parser, corrections, repeats, the forced final answer. It never calls a model, runs a tool, reads
@@ -22,34 +20,54 @@ behaviour tests covers both.
 
 The token budget is planned, not hoped for. A normal call is made only if, after it, the forced
 final call still fits (its note, a short observation, a short reply); the estimate of each
-request is corrected with what the server reported for the last one (`budget.Meter`). A budget
-warning is attached to an observation only when the next call fits.
+request is corrected with what the server reported for the last one (the history's `Meter`). A
+budget warning is attached to an observation only when the next call fits.
 """
 
 from __future__ import annotations
 
 import difflib
-import inspect
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+import typing
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from . import binding, guard, prompting, protocol, runon, several
-from .budget import Meter
-from .errors import ContextLengthError, ModelError, scrub
+from .budget import Counter
+from .commands import (
+    EXPECTS,
+    Approval,
+    Approve,
+    Command,
+    Decided,
+    Done,
+    Emit,
+    Event,
+    Failed,
+    Invoke,
+    InvokeAll,
+    Ran,
+    RanAll,
+    Replied,
+    Send,
+    check,
+)
+from .errors import ContextLengthError, EventError, scrub
 from .grammar import MAX_ANSWER, protocol_grammar
 from .history import History
-from .limits import MIN_REPLY_TOKENS
-from .model_info import grammar_on
+from .limits import MIN_REPLY_TOKENS, Limits
+from .parser import parse
 from .planning import Plan, limit_words
+from .prompt_style import Prompting
 from .tools import Tool, truncate
 from .types import (
     Action,
     Actions,
+    Api,
     Final,
     Message,
-    Outcome,
     ParseError,
+    Parser,
     Reading,
     Reply,
     Request,
@@ -59,10 +77,7 @@ from .types import (
     Usage,
 )
 
-if TYPE_CHECKING:
-    from .loop import Agent
-
-__all__ = [
+__all__ = [  # the commands and events are commands.py's, named here too: the drivers take them from here
     "Approval",
     "Approve",
     "Command",
@@ -70,6 +85,7 @@ __all__ = [
     "Done",
     "Emit",
     "Episode",
+    "EpisodeSpec",
     "Event",
     "Failed",
     "Invoke",
@@ -80,92 +96,73 @@ __all__ = [
     "Send",
 ]
 
-Approval = bool | Literal["stop"]
 _Window = Literal["window"]
 WINDOW: _Window = "window"  # the limit a run reaches when its context window cannot take another step
-
-
-# --- commands (what the driver is asked to do) and events (what came of it) ---------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    request: Request
-
-
-@dataclass(frozen=True, slots=True)
-class Approve:
-    tool: Tool
-    action: Action
-
-
-@dataclass(frozen=True, slots=True)
-class Invoke:
-    tool: Tool
-    arguments: inspect.BoundArguments
-    seconds: float | None  # the time limit
-
-
-@dataclass(frozen=True, slots=True)
-class InvokeAll:
-    """Run these calls at once (the independent actions of one reply); answer with one Ran each, in order."""
-
-    invokes: tuple[Invoke, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Emit:
-    step: Step
-
-
-@dataclass(frozen=True, slots=True)
-class Done:
-    result: RunResult
-
-
-Command = Send | Approve | Invoke | InvokeAll | Emit | Done
-
-
-@dataclass(frozen=True, slots=True)
-class Replied:
-    reply: Reply
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Failed:
-    error: ModelError
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Decided:
-    approval: Approval
-
-
-@dataclass(frozen=True, slots=True)
-class Ran:
-    outcome: Outcome
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class RanAll:
-    ran: tuple[Ran, ...]  # one per call, in the order asked
-    seconds: float  # the wall time of them all
-
-
-Event = Replied | Failed | Decided | Ran | RanAll | None
 _Play = Generator[Command, Event, RunResult]
 
 
-class Episode:
-    """One run of `agent` on `task`. `window`: the model's context window in tokens, if known."""
+@dataclass(frozen=True, slots=True)
+class EpisodeSpec:
+    """All that a run reads, made once before it starts (`Agent.spec`); the episode sees no Agent
+    and no model. A test writes one by hand: `EpisodeSpec("You answer.", count=len)`.
 
-    def __init__(self, agent: Agent, task: str, *, window: int | None = None, seed: int | None = None) -> None:
-        self._protocol = _Protocol(agent, task, window, seed)
+    `grammar` is the choice made: True sends the protocol grammar with every request (the Agent
+    decides it with `model_info.grammar_on`: `prompting.grammar`, else the model's); the episode
+    reads it, not `prompting.grammar`. `asks_approval`: risky tools are put to an approver
+    (Approve); without one they are declined. `window`: the model's context window in tokens, when
+    known.
+    """
+
+    instructions: str  # the instruction block: the protocol, the tool list, the worked example
+    count: Counter  # tokens of a text, as the model counts them (or an estimate)
+    api: Api = "chat"
+    tools: tuple[Tool, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    prompting: Prompting = field(default_factory=Prompting)
+    parser: Parser = parse
+    grammar: bool = False
+    asks_approval: bool = False
+    window: int | None = None
+    prefill: bool = False  # the model continues a turn begun with `Request.prefill` (ModelInfo.prefill)
+
+    def __post_init__(self) -> None:
+        if self.api not in ("chat", "completion"):
+            raise ValueError(f"EpisodeSpec.api must be 'chat' or 'completion', not {self.api!r}")
+        if not isinstance(self.instructions, str):
+            raise TypeError(f"EpisodeSpec.instructions must be a string, not {type(self.instructions).__name__}")
+        if not isinstance(self.tools, tuple) or not all(isinstance(t, Tool) for t in self.tools):
+            raise TypeError("EpisodeSpec.tools must be a tuple of Tool (tools.as_tools makes one)")
+        if not isinstance(self.limits, Limits) or not isinstance(self.prompting, Prompting):
+            raise TypeError("EpisodeSpec.limits must be a Limits and EpisodeSpec.prompting a Prompting")
+        if any(type(flag) is not bool for flag in (self.grammar, self.asks_approval, self.prefill)):
+            raise TypeError("EpisodeSpec.grammar, asks_approval and prefill must be True or False (decided)")
+        window = self.window
+        if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window <= 0):
+            raise ValueError(f"EpisodeSpec.window must be a positive whole number of tokens or None, not {window!r}")
+
+
+class Episode:
+    """One run of `task` as `spec` says. `seed` goes with every model call (`Request.seed`)."""
+
+    def __init__(self, spec: EpisodeSpec, task: str, *, seed: int | None = None) -> None:
+        if not isinstance(spec, EpisodeSpec):
+            raise TypeError(f"an Episode is built from an EpisodeSpec (agent.spec()), not {type(spec).__name__}")
+        if not isinstance(task, str):
+            raise TypeError(f"the task must be a string, not {type(task).__name__}")
+        self._protocol = _Protocol(spec, task, seed)
         self._play = self._protocol.play()
-        self._started = False
+        self._command: Command | None = None  # the last command given; None before start
+
+    @property
+    def command(self) -> Command | None:
+        """The command the episode last gave (None before `start`): what it waits on."""
+        return self._command
+
+    @property
+    def expecting(self) -> tuple[type[object], ...]:
+        """The kinds of event `send` takes now (commands.EXPECTS): (Replied, Failed) after a Send,
+        (NoneType,) after an Emit, () before `start` and once Done."""
+        return () if self._command is None else EXPECTS[type(self._command)]
 
     @property
     def counted(self) -> Usage | None:
@@ -174,19 +171,37 @@ class Episode:
         return self._protocol.counted
 
     def start(self) -> Command:
-        if self._started:
-            raise RuntimeError("the episode has started already")
-        self._started = True
+        """The first command. Once only."""
+        if self._command is not None:
+            raise EventError(f"the episode has started already: it is waiting on {type(self._command).__name__}")
         try:
-            return next(self._play)
+            command = next(self._play)
         except StopIteration as end:  # finished before any call (a budget too small for one)
-            return Done(end.value)
+            command = Done(end.value)
+        self._command = command
+        return command
 
     def send(self, event: Event) -> Command:
+        """Tell the episode what came of its last command; the next command. An event the last
+        command did not ask for raises EventError and changes nothing."""
+        command = self._command
+        if command is None:
+            raise EventError("the episode has not started: call start() first, then send what came of its command")
+        if type(command) is Done:
+            raise EventError(f"the run is over (Done): the episode takes no more events, not {_kind(event)}")
+        check(command, event)
         try:
-            return self._play.send(event)
+            command = self._play.send(event)
         except StopIteration as end:
-            return Done(end.value)
+            if end.value is None:  # the play raised before (a parser's bug, say): it is over, with no result
+                raise EventError("the episode raised an exception earlier: it takes no more events") from None
+            command = Done(end.value)
+        self._command = command
+        return command
+
+
+def _kind(event: object) -> str:
+    return "None" if event is None else type(event).__name__
 
 
 # --- the protocol -------------------------------------------------------------------------------
@@ -202,22 +217,23 @@ class _Asked:
 
 
 class _Protocol:
-    def __init__(self, agent: Agent, task: str, window: int | None, seed: int | None) -> None:
-        self.agent = agent
+    def __init__(self, spec: EpisodeSpec, task: str, seed: int | None) -> None:
+        self.spec = spec
         self.seed = seed
-        self.limits = agent.limits
-        self.count: Callable[[str], int] = agent.counter
-        self.chat = agent.model.api == "chat"
-        block = agent.instructions()
+        self.limits = spec.limits
+        self.count: Counter = spec.count
+        self.chat = spec.api == "chat"
+        style = spec.prompting
         opening = (
-            prompting.first_messages(block, task, instructions_in=agent.prompting.instructions_in)
+            prompting.first_messages(spec.instructions, task, instructions_in=style.instructions_in)
             if self.chat
-            else prompting.transcript_start(block, task)
+            else prompting.transcript_start(spec.instructions, task)
         )
-        self.history = History(opening, self.count)
-        self.meter = Meter()
-        self.names = tuple(t.name for t in agent.tools)
-        self.by_name = {t.name.casefold(): t for t in reversed(agent.tools)} | {t.name: t for t in agent.tools}
+        self.history = History(opening, self.count)  # with its token account, history.meter
+        self.meter = self.history.meter
+        tools = spec.tools
+        self.names = tuple(t.name for t in tools)
+        self.by_name = {t.name.casefold(): t for t in reversed(tools)} | {t.name: t for t in tools}
         self.steps: list[Step] = []
         self.done: dict[tuple[str, str], tuple[int, str]] = {}  # successful calls of pure tools: repeats
         self.format_errors = 0
@@ -225,22 +241,22 @@ class _Protocol:
         self.tool_calls = 0
         self.counted: Usage | None = None  # the last reply's tokens, when counted here
         self.send_stop = True
-        use_grammar = grammar_on(agent.model, agent.info, agent.prompting.grammar)
-        self.parallel = agent.prompting.parallel
+        use_grammar = spec.grammar
+        self.parallel = style.parallel
         actions = self.limits.actions if self.parallel else 1
         # A chat model that continues a turn already begun has it begun with the thought cue, as a
         # completion transcript ends with it; either way the grammar starts after the cue.
-        self.prefill = protocol.THOUGHT_CUE if self.chat and agent.info.prefill else ""
+        self.prefill = protocol.THOUGHT_CUE if self.chat and spec.prefill else ""
         cued = not self.chat or bool(self.prefill)
-        typed = tuple(agent.tools)  # each tool's input constrained by what it takes (grammar_inputs)
-        self.grammar = protocol_grammar(typed, after_cue=cued, actions=actions) if use_grammar else None
+        # each tool's input constrained by what it takes (grammar_inputs)
+        self.grammar = protocol_grammar(tools, after_cue=cued, actions=actions) if use_grammar else None
         self.first_grammar = (
-            protocol_grammar(typed, after_cue=cued, final=False, actions=actions)
-            if use_grammar and agent.prompting.act_first
+            protocol_grammar(tools, after_cue=cued, final=False, actions=actions)
+            if use_grammar and style.act_first
             else self.grammar
         )
         self.final_grammar = protocol_grammar((), after_cue=cued) if use_grammar else None
-        self.plan = Plan(self.limits, self.history, self.meter, self.count, window)
+        self.plan = Plan(self.limits, self.history, self.count, spec.window)
         self.window_bound = False  # the plan's window is only a bound learned from refusals that named none
 
     # --- the run ---------------------------------------------------------------------------------
@@ -311,7 +327,7 @@ class _Protocol:
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
             yield Emit(step)
-            self.meter.appended(self.history.add_observation(observation, number, labelled=labelled))
+            self.history.add_observation(observation, number, labelled=labelled)
         return (yield from self._forced(limit, number + 1))
 
     def _words(self, limit: StopReason | _Window) -> str:
@@ -334,7 +350,7 @@ class _Protocol:
         allowance = self._fit_forced(number, at)
         if not isinstance(allowance, int):
             return self._finish(limit, error=f"{words}; no room was left for the forced final call")
-        self.meter.appended(self.history.add_note(note))
+        self.history.add_note(note)
         asked = yield from self._ask(number, allowance, forced=True)
         if isinstance(asked, RunResult):
             return replace(asked, stop_reason=limit, error=f"{words}; the forced final call failed: {asked.error}")
@@ -402,8 +418,7 @@ class _Protocol:
         while True:
             sent_local = self.history.tokens
             estimate = self.meter.estimate(sent_local)
-            event = yield Send(self._request(allowance, forced))
-            assert isinstance(event, Replied | Failed)
+            event = typing.cast("Replied | Failed", (yield Send(self._request(allowance, forced))))  # as checked
             seconds += event.seconds
             if isinstance(event, Replied):
                 break
@@ -443,18 +458,18 @@ class _Protocol:
         cue = protocol.THOUGHT_CUE
         read = cut.kept if self.chat else cue + ("" if cut.kept[:1].isspace() else " ") + cut.kept
         parsed: Reading = (
-            several.parse_several(read, tools=self.names, most=self.limits.actions, parser=self.agent.parser)
+            several.parse_several(read, tools=self.names, most=self.limits.actions, parser=self.spec.parser)
             if self.parallel
-            else self.agent.parser(read, tools=self.names)
+            else self.spec.parser(read, tools=self.names)
         )
         acted = _acted(read, parsed)
         if not self.chat:
             acted = acted.removeprefix(cue)
-        if self.agent.prompting.reasoning == "keep" and reasoning:
+        if self.spec.prompting.reasoning == "keep" and reasoning:
             acted = f"{protocol.THINK_OPEN}\n{reasoning}\n{protocol.THINK_CLOSE}\n{acted.lstrip()}"
         directive = protocol.directive_line(parsed)
-        local = self.history.add_reply(acted, number, directive)
-        self.meter.appended(local, usage.completion_tokens + 4 if reply.usage is not None else None)
+        server = usage.completion_tokens + 4 if reply.usage is not None else None  # the reply and its framing
+        self.history.add_reply(acted, number, directive, server=server)
         step = Step(
             number=number,
             reply=reply.text,
@@ -487,8 +502,9 @@ class _Protocol:
         """
         if reply.finish_reason == "length" or not self.send_stop:
             return reply, usage, seconds
-        visible = guard.split_reasoning(reply.text)[1]
-        if not (guard.stopped_in_thinking(reply.text) or (reply.reasoning and not visible.strip())):
+        # (the reply split into thinking and the rest only when the server sent reasoning apart)
+        blank = bool(reply.reasoning) and not guard.split_reasoning(reply.text)[1].strip()
+        if not (blank or guard.stopped_in_thinking(reply.text)):
             return reply, usage, seconds
         self.send_stop = False
         prompt = self.history.prompt() if self.chat else self.history.continued(reply.text)
@@ -499,8 +515,7 @@ class _Protocol:
             room = min(room, budget)
         if room < MIN_REPLY_TOKENS:
             return reply, usage, seconds
-        event = yield Send(self._request(room, forced, prompt))
-        assert isinstance(event, Replied | Failed)
+        event = typing.cast("Replied | Failed", (yield Send(self._request(room, forced, prompt))))  # as checked
         seconds += event.seconds
         if isinstance(event, Failed):
             return reply, usage, seconds
@@ -520,8 +535,7 @@ class _Protocol:
         prepared = yield from self._prepare(action)
         if not isinstance(prepared, Invoke):
             return None if prepared is None else (prepared, 0.0)
-        ran = yield prepared
-        assert isinstance(ran, Ran)
+        ran = typing.cast("Ran", (yield prepared))  # as checked (commands.check)
         return self._settle(prepared, action, ran, number), ran.seconds
 
     def _prepare(self, action: Action) -> Generator[Command, Event, Invoke | str | None]:
@@ -540,9 +554,8 @@ class _Protocol:
             return arguments.message
         if chosen.risky:
             decision: Approval = False
-            if self.agent.approve is not None:
-                decided = yield Approve(chosen, action)
-                assert isinstance(decided, Decided)
+            if self.spec.asks_approval:
+                decided = typing.cast("Decided", (yield Approve(chosen, action)))  # as checked
                 decision = decided.approval
             if decision == "stop":
                 return None
@@ -594,9 +607,7 @@ class _Protocol:
                 texts.append(prepared)
         seconds = 0.0
         if invokes:
-            ran = yield InvokeAll(tuple(invokes))
-            assert isinstance(ran, RanAll)
-            assert len(ran.ran) == len(invokes)
+            ran = typing.cast("RanAll", (yield InvokeAll(tuple(invokes))))  # as checked: one Ran a call
             seconds = ran.seconds
             for index, at in slot.items():
                 texts[index] = self._settle(invokes[at], actions[index], ran.ran[at], number)

@@ -18,6 +18,10 @@ own: `TokenizerError` (its 0.1 name), `react_text.backends.local.MissingExtra` (
 package or the embedded model is not installed) and `react_text.download.DownloadError` (a model
 file could not be fetched or did not match its hash). tests/test_surface.py checks that this tree
 is exactly the classes.
+
+One class stands outside the tree, as a programmer error: `EventError`, a RuntimeError, raised
+when a driver sends an episode an event its last command did not ask for (commands.py holds the
+contract). It is a bug in the driver, not a failure of a run, and the episode is unchanged by it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import regex
 __all__ = [
     "ConfigError",
     "ContextLengthError",
+    "EventError",
     "ModelError",
     "ReactTextError",
     "TokenizerError",
@@ -71,6 +76,12 @@ class ConfigError(ReactTextError):
 
 
 TokenizerError = ConfigError
+
+
+class EventError(RuntimeError):
+    """An episode was sent an event its last command did not ask for (a Ran after a Send, a second
+    start, anything after Done); the message says what was expected and what came. Nothing in the
+    episode changed: as h11's LocalProtocolError, it is the caller's bug, raised before any state moves."""
 
 
 @contextlib.contextmanager

@@ -16,6 +16,11 @@ instructions, where a server's tokenizer may not, and the server has counted onl
 when the first tool output is sent. Scaled by what the server reports (`budget.Meter`), each text
 is then estimated by the larger of its tiktoken count and its length, each at the rate the
 server has shown.
+
+The history keeps its own token account, `meter` (budget.Meter): every change to what is sent (a
+reply, an observation, a note, an elision, a fold) is told to the meter by the change itself, so the
+estimate of the next request in the server's units (`estimate`) is right after any of them, and
+nothing outside has to keep the two in step.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import prompting
-from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING
+from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING, Meter
 from .protocol import ACTION_LABEL, THOUGHT_CUE
 from .types import Message, Role
 
@@ -59,7 +64,7 @@ class _Entry:
 
 
 class History:
-    """The conversation of one run, kept as entries with their token counts."""
+    """The conversation of one run, kept as entries with their token counts, and its token account."""
 
     def __init__(self, opening: tuple[Message, ...] | str, count: Callable[[str], int]) -> None:
         self.chat = not isinstance(opening, str)
@@ -68,6 +73,10 @@ class History:
         texts = [opening] if isinstance(opening, str) else [m.content for m in opening]
         chars = sum(len(t) for t in texts)
         self.density = sum(count(t) for t in texts) / chars if chars else 0.0  # the opening's tokens a character
+        self._sent: list[Message] = []  # each entry's message, in order: what prompt() copies at C speed
+        self._pieces: list[str] = []  # each entry's text, in order (a transcript joins them; a fold rebuilds both)
+        self._last: tuple[tuple[str, bool], tuple[str, int]] | None = None  # the last observation priced
+        self.meter = Meter()  # what was billed, and the next request in the server's units
         if isinstance(opening, str):
             self._add("opening", "user", opening, 0)
             self.tokens = count(THOUGHT_CUE)  # the cue every request ends with
@@ -85,14 +94,17 @@ class History:
         """The local count of `text`: its tokens, but at least its length at the opening's density."""
         return max(self._count(text), math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
 
-    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "") -> int:
-        entry = _Entry(kind, role, text, self._cost(text), step, short)
+    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "", tokens: int | None = None) -> int:
+        entry = _Entry(kind, role, text, self._cost(text) if tokens is None else tokens, step, short)
         self._entries.append(entry)
+        self._sent.append(entry.message)
+        self._pieces.append(entry.text)
         return entry.tokens
 
-    def add_reply(self, text: str, step: int, directive: str = "") -> int:
+    def add_reply(self, text: str, step: int, directive: str = "", *, server: int | None = None) -> int:
         """Record what the model wrote (what was acted on); returns its local cost. `directive`
-        is its directive line, kept when the reply is elided."""
+        is its directive line, kept when the reply is elided; `server`, its cost in the server's
+        tokens when the server said (its completion tokens, and the framing)."""
         if self.chat:
             piece = text.strip()
         elif text.lstrip().startswith(THOUGHT_CUE):  # the model wrote the label again (after a <think> block)
@@ -101,13 +113,16 @@ class History:
             piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
         cost = self._add("reply", "assistant", piece, step, directive)
         self.tokens += cost
+        self.meter.appended(cost, server)
         return cost
 
     def add_observation(self, observation: str, step: int, *, labelled: bool = False) -> int:
         """Record what is fed back after a step; returns its local cost. `labelled`: the text holds
         its own OBSERVATION labels (the calls of one reply, `prompting.observations_message`)."""
-        cost = self._add("observation", "user", self.observation_piece(observation, labelled=labelled), step)
+        piece, cost = self._priced(observation, labelled)
+        self._add("observation", "user", piece, step, tokens=cost)
         self.tokens += cost
+        self.meter.appended(cost)
         return cost
 
     def add_note(self, note: str) -> int:
@@ -120,10 +135,11 @@ class History:
         if self.chat and last.role == "user":
             text = f"{last.text}{_NOTE_SEPARATOR}{note}"
             cost = self._cost(text) - last.tokens
-            last.rewrite(text, last.tokens + cost)
+            self._rewrite(len(self._entries) - 1, text, last.tokens + cost)
         else:
             cost = self._add("note", "user", note if self.chat else f"{note}\n", last.step)
         self.tokens += cost
+        self.meter.appended(cost)
         return cost
 
     def note_cost(self, note: str) -> int:
@@ -138,23 +154,37 @@ class History:
 
     def cost(self, observation: str, *, labelled: bool = False) -> int:
         """What recording this observation would cost, without recording it."""
-        return self._cost(self.observation_piece(observation, labelled=labelled))
+        return self._priced(observation, labelled)[1]
+
+    def _priced(self, observation: str, labelled: bool) -> tuple[str, int]:
+        """The observation as recorded, and its cost: made once for the observation last priced
+        (the plan prices an observation, and the warning that may wrap it, before it is recorded)."""
+        key = (observation, labelled)
+        if self._last is None or self._last[0] != key:
+            piece = self.observation_piece(observation, labelled=labelled)
+            self._last = (key, (piece, self._cost(piece)))
+        return self._last[1]
 
     # --- reading ----------------------------------------------------------------------------------
 
+    def estimate(self, extra_local: int = 0) -> int:
+        """The server's count of the next request (and of `extra_local` more local tokens)."""
+        return self.meter.estimate(self.tokens) + self.meter.scale(extra_local)
+
     def prompt(self) -> tuple[Message, ...] | str:
         if self.chat:
-            return tuple(e.message for e in self._entries)
-        return "".join(e.text for e in self._entries) + THOUGHT_CUE
+            return tuple(self._sent)
+        return "".join(self._pieces) + THOUGHT_CUE
 
     def transcript(self) -> tuple[Message, ...] | str:
         if self.chat:
-            return tuple(e.message for e in self._entries)
-        return "".join(e.text for e in self._entries)
+            return tuple(self._sent)
+        return "".join(self._pieces)
 
     def continued(self, partial: str) -> str:
         """The completion prompt continued by `partial` (a reply cut short, to be carried on)."""
-        assert not self.chat
+        if self.chat:
+            raise ValueError("a chat history is not continued: a chat model is asked again")
         return f"{self.prompt()}{partial}"
 
     @property
@@ -202,16 +232,24 @@ class History:
     def elide(self, target: int, keep_from: int) -> bool:
         """Elide the oldest content until the local count is at most `target`; True if anything was.
 
-        Observations go first, oldest first, then replies are cut to their directive line; nothing
-        of step `keep_from` or later, and nothing of the opening, is touched.
+        Observations go first, oldest first, then replies are cut to their directive line, then the
+        oldest steps are folded; nothing of step `keep_from` or later, and nothing of the opening,
+        is touched. The meter is told of all of it at once.
         """
+        before, local = self.meter.estimate(self.tokens), self.tokens
+        changed = self._elide(target, keep_from)
+        if changed:
+            self.meter.rewritten(before, local - self.tokens)
+        return changed
+
+    def _elide(self, target: int, keep_from: int) -> bool:
         changed = False
         for kind in ("observation", "reply"):
-            for entry in self._entries:
+            for index, entry in enumerate(self._entries):
                 if self.tokens <= target:
                     return changed
                 if entry.kind == kind and self._elidable(entry, keep_from):
-                    changed = self._shrink(entry) or changed
+                    changed = self._shrink(index) or changed
         for last in range(self._folded + 1, self._foldable(keep_from) + 1):
             if self.tokens <= target:
                 return changed
@@ -263,6 +301,8 @@ class History:
         gone = {id(e) for e in replaced}
         opening = [e for e in self._entries if e.kind == "opening"]
         self._entries = opening + fold + [e for e in self._entries if e.kind != "opening" and id(e) not in gone]
+        self._sent = [e.message for e in self._entries]  # the entries moved: the prompt lists follow them
+        self._pieces = [e.text for e in self._entries]
         self.tokens -= saving
         self._folded = last
         self._fold_calls = calls
@@ -271,14 +311,20 @@ class History:
     def _elidable(self, entry: _Entry, keep_from: int) -> bool:
         return entry.kind in ("observation", "reply") and not entry.elided and 0 < entry.step < keep_from
 
-    def _shrink(self, entry: _Entry) -> bool:
+    def _shrink(self, index: int) -> bool:
+        entry = self._entries[index]
         text, cost = self._shrunk(entry)
         if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
         self.tokens += cost - entry.tokens
-        entry.rewrite(text, cost)
+        self._rewrite(index, text, cost)
         entry.elided = True
         return True
+
+    def _rewrite(self, index: int, text: str, tokens: int) -> None:
+        entry = self._entries[index]
+        entry.rewrite(text, tokens)
+        self._sent[index], self._pieces[index] = entry.message, entry.text
 
     def _shrunk(self, entry: _Entry) -> tuple[str, int]:
         """The entry's text once elided, and its cost (made once: the note depends on nothing that changes)."""

@@ -23,9 +23,9 @@ import functools
 import inspect
 import time
 import typing
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from . import budget, observing, prompting, running, telemetry, trajectory
 from .episode import (
@@ -36,6 +36,7 @@ from .episode import (
     Done,
     Emit,
     Episode,
+    EpisodeSpec,
     Event,
     Failed,
     Invoke,
@@ -47,13 +48,13 @@ from .episode import (
 )
 from .errors import ModelError
 from .limits import Limits
-from .model_info import ModelInfo, describe
+from .model_info import ModelInfo, describe, grammar_on
 from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
 from .sampling import check_seed
 from .tools import Tool, as_tools, listing
-from .types import Action, AsyncModel, Model, Parsed, RunResult, Step
+from .types import Action, AsyncModel, Model, Parser, RunResult, Step
 
 __all__ = [
     "Agent",
@@ -64,12 +65,6 @@ __all__ = [
 ]
 
 Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
-
-
-class Parser(Protocol):
-    """How replies are read: `parse` (the default) or another of `parser.PARSERS`."""
-
-    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...  # one directive per reading
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -93,6 +88,7 @@ class Agent:
     count_tokens: budget.Counter | None
     counter: budget.Counter = field(init=False, repr=False, compare=False)  # count_tokens resolved, memoised
     info: ModelInfo = field(init=False, repr=False, compare=False)  # what the model offers, read once
+    _specs: dict[tuple[object, ...], EpisodeSpec] = field(init=False, repr=False, compare=False)  # spec(), made once
 
     def __init__(
         self,
@@ -131,6 +127,7 @@ class Agent:
         setattr_(self, "count_tokens", count_tokens)
         setattr_(self, "counter", counter)
         setattr_(self, "info", info)
+        setattr_(self, "_specs", {})
 
     def with_limits(self, **changes: Any) -> Agent:
         """A copy of this agent with some limits changed: `agent.with_limits(steps=4)`."""
@@ -147,6 +144,31 @@ class Agent:
         return prompting.instructions(
             listing(self.tools), example=example, parallel=self.limits.actions if parallel else None
         )
+
+    def spec(self, window: int | None = None) -> EpisodeSpec:
+        """What a run of this agent reads, as one frozen value (episode.py): the instruction block,
+        the tools, the limits, the prompting, the grammar choice (`model_info.grammar_on`: the
+        prompting's, else the model's), the parser, the counter. `window`: the model's context
+        window, when known. Made once for each window, api and grammar choice (a server model may
+        learn its own at its first run)."""
+        grammar = grammar_on(self.model, self.info, self.prompting.grammar)
+        key = (window, self.model.api, grammar)
+        made = self._specs.get(key)
+        if made is None:
+            made = self._specs[key] = EpisodeSpec(
+                self.instructions(),
+                self.counter,
+                api=self.model.api,
+                tools=self.tools,
+                limits=self.limits,
+                prompting=self.prompting,
+                parser=self.parser,
+                grammar=grammar,
+                asks_approval=self.approve is not None,
+                window=window,
+                prefill=self.info.prefill,
+            )
+        return made
 
     def run(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
         """Run `task` to the end. `seed` goes with every model call of the run (`Request.seed`):
@@ -320,7 +342,7 @@ class _Runner:
         spans = telemetry.start(self._agent, self._task)
         self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
         self._spans.begin(self._agent.info)
-        self._episode = Episode(self._agent, self._task, window=window, seed=self._seed)
+        self._episode = Episode(self._agent.spec(window), self._task, seed=self._seed)
         return self._episode.start()
 
     def _after(self, command: Command) -> Step | None:

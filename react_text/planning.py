@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from . import prompting
-from .budget import MESSAGE_OVERHEAD, Meter
+from .budget import MESSAGE_OVERHEAD
 from .history import History
 from .limits import MIN_REPLY_TOKENS, Limits
 from .tools import truncate
@@ -30,14 +30,12 @@ _WINDOW_SLACK = 8  # tokens of a context window never planned into (see Plan.sla
 
 
 class Plan:
-    """The token plan of one run, over its history and meter."""
+    """The token plan of one run, over its history and the history's meter."""
 
-    def __init__(
-        self, limits: Limits, history: History, meter: Meter, count: Callable[[str], int], window: int | None
-    ) -> None:
+    def __init__(self, limits: Limits, history: History, count: Callable[[str], int], window: int | None) -> None:
         self.limits = limits
         self.history = history
-        self.meter = meter
+        self.meter = history.meter  # the history's own: it is told of every change the plan makes
         self.count = count
         self.window = window  # the model's context window in tokens, when known
         self.forced_tokens = min(limits.reply_tokens, _FORCED_REPLY_TOKENS)
@@ -105,10 +103,7 @@ class Plan:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
                 framing = max(_WINDOW_SLACK, self.history.messages + 2 if self.history.messages else 0)
                 target = int((self.window * 31 / 32 - framing - want - headroom) / self.meter.rate) - extra_local
-                local = self.history.tokens
-                if self.history.elide(max(target, 0), keep_from=number if forced else number - 1):
-                    added = self.meter.scale(new) + self.meter.scale_ours(note)
-                    self.meter.rewritten(prompt - added, local - self.history.tokens)
+                self.history.elide(max(target, 0), keep_from=number if forced else number - 1)  # it tells its meter
         prompt = self.estimate(new, note=note)
         allowance = self.allowance(prompt, forced=forced)
         if allowance >= MIN_REPLY_TOKENS and (forced or not reserve or self.forced_fits_after(number, like=number - 1)):
@@ -161,10 +156,7 @@ class Plan:
         """
         if prompt_tokens is not None:
             self.meter.refused(prompt_tokens, sent_local)
-        before, local = self.estimate(), self.history.tokens
         elided = self.history.elide(self.history.tokens // 2, keep_from=number if forced else number - 1)
-        if elided:
-            self.meter.rewritten(before, local - self.history.tokens)
         prompt = self.estimate()
         left = self.window_left(prompt)
         if left is None or (left < MIN_REPLY_TOKENS and self.meter.calibrated):

@@ -5,6 +5,7 @@ Every value is a frozen dataclass; change one with `dataclasses.replace`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -21,6 +22,7 @@ __all__ = [
     "ParseError",
     "ParseErrorReason",
     "Parsed",
+    "Parser",
     "Reading",
     "Reply",
     "Request",
@@ -306,6 +308,12 @@ class Vocabulary(Protocol):
     def encode(self, text: str) -> tuple[int, ...]: ...
 
     def piece_id(self, piece: str) -> int | None: ...
+
+
+class Parser(Protocol):
+    """How replies are read: `parse` (the default) or another of `parser.PARSERS`."""
+
+    def __call__(self, text: str, *, tools: Collection[str] = ()) -> Parsed: ...  # one directive per reading
 
 
 Api = Literal["chat", "completion"]

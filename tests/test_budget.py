@@ -4,6 +4,8 @@ import math
 import socket
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from react_text import budget
 from react_text.history import History
@@ -207,3 +209,79 @@ def test_the_loops_own_words_are_scaled_at_the_ratio_seen_without_the_margin() -
     assert meter.scale_ours(100) == meter.scale(100) == 100  # nothing reported: the local count
     meter.sent(Usage(2000, 10), 1000, reported=True)
     assert meter.scale_ours(100) == 200 < 220 <= meter.scale(100)
+
+
+# --- the history and its token account are one object ---------------------------------------------
+# The oracle counts the prompt whole, from what would be sent (`History.prompt()`), with a counter
+# that is additive (a token a character), and a server that counts `ratio` times as many tokens:
+# after every change the history's own count is that whole count, and once the server has reported,
+# the estimate of the next request is never below what the server would count, nor above it by more
+# than the meter's margin (a history that forgot to tell its meter of an elision would be).
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("reply"), st.text("ab", min_size=1, max_size=60), st.booleans()),
+        st.tuples(st.just("observation"), st.text("xy \n", min_size=1, max_size=300), st.booleans()),
+        st.tuples(st.just("note"), st.text("nz ", min_size=1, max_size=40), st.booleans()),
+        st.tuples(st.just("elide"), st.integers(0, 100), st.booleans()),
+        st.tuples(st.just("report"), st.integers(0, 30), st.booleans()),
+    ),
+    max_size=40,
+)
+
+
+def _whole(history: History) -> int:
+    """The prompt's local count, counted whole (chat framing as OpenAI's cookbook counts it)."""
+    prompt = history.prompt()
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(len(m.content) + budget.MESSAGE_OVERHEAD for m in prompt) + budget.REPLY_PRIMING
+
+
+@settings(max_examples=300, deadline=None)
+@given(chat=st.booleans(), ratio=st.sampled_from([1, 2, 3]), ops=_OPS)
+def test_every_change_to_the_history_keeps_its_count_and_estimate_right(
+    chat: bool, ratio: int, ops: list[tuple[str, object, bool]]
+) -> None:
+    opening = (Message("system", "rules " * 20), Message("user", "task")) if chat else "rules " * 20 + "\nQ: task\n"
+    history = History(opening, len)
+    step, reported = 0, False
+    for op, value, flag in ops:
+        if op == "reply":
+            step += 1
+            text = str(value)  # letters only: the piece is the text, framed
+            local = len(text) + budget.MESSAGE_OVERHEAD if chat else len(f"THOUGHT:{text}\n")
+            server = ratio * local if flag and reported else None  # the server's count, as a reply's usage gives it
+            assert history.add_reply(text, step, "ACTION: a[b]", server=server) == local
+        elif op == "observation" and step:
+            history.add_observation(str(value), step)
+        elif op == "note" and step:
+            history.add_note(str(value))
+        elif op == "elide" and step:
+            history.elide(history.tokens * int(str(value)) // 100, keep_from=step if flag else step + 1)
+        elif op == "report":
+            history.meter.sent(Usage(ratio * _whole(history), int(str(value))), history.tokens, reported=True)
+            reported = True
+        assert history.tokens == _whole(history), op
+        if reported:  # on the high side, by no more than the margin
+            assert (
+                ratio * _whole(history)
+                <= history.estimate()
+                <= math.ceil(budget.Meter.SAFETY * ratio * _whole(history))
+            ), op
+        else:
+            assert history.estimate() == _whole(history), op
+
+
+@pytest.mark.parametrize("chat", [True, False])
+def test_an_elision_brings_the_estimate_down_with_the_history(chat: bool) -> None:
+    opening = (Message("system", "rules"), Message("user", "task")) if chat else "rules\nQ: task\n"
+    history = History(opening, len)
+    for step in range(1, 4):
+        history.add_reply("think", step, "ACTION: a[b]")
+        history.add_observation("x" * 1000, step)
+    history.meter.sent(Usage(2 * _whole(history), 5), history.tokens, reported=True)
+    before = history.estimate()
+    assert history.elide(0, keep_from=4)
+    assert history.estimate() < before // 3
+    assert 2 * _whole(history) <= history.estimate() <= math.ceil(budget.Meter.SAFETY * 2 * _whole(history))
