@@ -374,6 +374,37 @@ def test_runs_complete_in_a_window_that_a_server_counts_its_own_way(
         assert index + 1 < len(model.calls) and index + 1 not in model.refused, model.refused
 
 
+# Found by fresh draws after win4's fix: at the very edge (the smallest run, with the 10% margin,
+# exactly the window) the plan still wants a few tokens more than the server counts (its 8-token
+# slack and the margin on the one new observation). Kept failing here until the plan is exact there.
+_AT_THE_EDGE = [
+    (
+        [f"THOUGHT: \nACTION: lookup[item{i}]" for i in range(4)] + ["THOUGHT: done.\nFINAL: 42"],
+        {"window": 313, "kind": "bytes", "scale": 0.953125, "says": False, "reports": True},
+        16,
+        "limits",
+    ),
+    (
+        ["THOUGHT: price price price price\nACTION: lookup[item0]"]
+        + [f"THOUGHT: \nACTION: lookup[item{i}]" for i in range(1, 4)]
+        + ["THOUGHT: done.\nFINAL: 42"],
+        {"window": 327, "kind": "bytes", "scale": 1.0, "says": False, "reports": True},
+        25,
+        "limits",
+    ),
+]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="at the edge of the margin the plan wants a few tokens more than the server counts"
+)
+@pytest.mark.parametrize("case", range(len(_AT_THE_EDGE)))
+def test_runs_at_the_very_edge_of_the_window_complete(driver: Driver, case: int) -> None:
+    replies, options, words, how = _AT_THE_EDGE[case]
+    inner = test_runs_complete_in_a_window_that_a_server_counts_its_own_way.hypothesis.inner_test  # type: ignore[attr-defined]
+    inner(driver=driver, run=(replies, options, words, how))
+
+
 @pytest.mark.parametrize(
     ("words", "count"),
     [
