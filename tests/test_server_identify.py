@@ -188,12 +188,13 @@ def test_the_trace_says_what_the_server_is_and_why(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_real_llama_cpp_python_server_is_told_apart_and_gets_the_grammar() -> None:
     """llama-cpp-python's server (the one the `server` extra runs) has no /props: its OpenAPI
-    document names it. Run under flock /tmp/react-text-llama.lock."""
+    document names it; asked for the grammar (off by default on a server), it gets it in
+    llama.cpp's field. Run under flock /tmp/react-text-llama.lock."""
     pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[server]"')
     from llama_server import LlamaServer, RecordingProxy
 
     with LlamaServer(threads=1) as server, RecordingProxy(server.url) as proxy:
-        model = OpenAIChat("smollm2", base_url=proxy.url)
+        model = OpenAIChat("smollm2", base_url=proxy.url, grammar=True)
         result = Agent(model, tools=[calculator]).with_limits(steps=2, reply_tokens=48).run("What is 2 + 3?")
     assert model.server == "llama.cpp"
     assert "GET /openapi.json names llama-cpp-python's server" in model.identity.said
