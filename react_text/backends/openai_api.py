@@ -408,23 +408,13 @@ class _OpenAIBackend:
         if not self._asks_prompt():
             return None
         plan = wire.prompt_plan(str(self.client.base_url), _body(arguments), chat=self.api == "chat")
-        try:
-            url, body = next(plan)
-            while True:
-                url, body = plan.send(self._post(url, body))
-        except StopIteration as done:
-            return self._tokenized(done.value)
+        return self._tokenized(_drive(plan, lambda asked: self._post(*asked)))
 
     async def _aserved(self, arguments: dict[str, Any]) -> tuple[int, ...] | None:
         if not self._asks_prompt():
             return None
         plan = wire.prompt_plan(str(self.client.base_url), _body(arguments), chat=self.api == "chat")
-        try:
-            url, body = next(plan)
-            while True:
-                url, body = plan.send(await self._apost(url, body))
-        except StopIteration as done:
-            return self._tokenized(done.value)
+        return self._tokenized(await _adrive(plan, lambda asked: self._apost(*asked)))
 
     def _tokenized(self, ids: tuple[int, ...] | None) -> tuple[int, ...] | None:
         if ids is None:
