@@ -18,6 +18,7 @@ import gzip
 import hashlib
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ __all__ = [
     "MESSAGE_OVERHEAD",
     "REPLY_PRIMING",
     "Counter",
+    "Cut",
     "Meter",
     "TokenizerError",
     "counter",
@@ -146,6 +148,31 @@ def _count(enc: tiktoken.Encoding, text: str) -> int:
 _SAMPLE = 32  # local tokens appended before their ratio is learned (a few tokens round too coarsely)
 
 
+@dataclass(slots=True)
+class Cut:
+    """What a rewrite of the history (an elision, a fold) replaced, split by what the meter knows
+    of it: text the last report (or bound) holds, whose server count is known only as a whole, and
+    text appended since, which the meter holds apart (by our count, or a reply's by the server's)."""
+
+    counted: int = 0  # local tokens of replaced text the base holds
+    counted_after: int = 0  # local tokens of what replaced it
+    fresh: int = 0  # local tokens of replaced text appended since, counted by us
+    fresh_server: int = 0  # server tokens of replaced replies appended since, as the server counted them
+    fresh_after: int = 0  # local tokens of what replaced text appended since
+
+    def add(self, counted: bool, local: int, server: int | None, after: int) -> None:
+        """One entry of `local` tokens (`server` by the server's count, if known) replaced by `after`."""
+        if counted:
+            self.counted += local
+            self.counted_after += after
+        else:
+            if server is None:
+                self.fresh += local
+            else:
+                self.fresh_server += server
+            self.fresh_after += after
+
+
 class Meter:
     """A run's token account: what was billed, and the size of the next request in the server's tokens.
 
@@ -170,6 +197,17 @@ class Meter:
         self._since_local = 0  # local tokens appended since whose server count is not known
         self._reported = False  # the base is a server's report (not a bound kept over an elision)
         self._low: float | None = None  # the smallest ratio of server to local tokens seen
+        # A tick at every event that sets the base: text written before the base's tick is in it.
+        self.clock = 0
+        self._base_tick = 0
+
+    def holds(self, written: int) -> bool:
+        """Whether text written at tick `written` is in the base (else it is appended since)."""
+        return self._base is not None and written < self._base_tick
+
+    def _tick(self) -> None:
+        self.clock += 1
+        self._base_tick = self.clock
 
     @property
     def calibrated(self) -> bool:
@@ -204,15 +242,32 @@ class Meter:
         else:
             self._since += server
 
-    def rewritten(self, before: int, saved_local: int) -> None:
-        """The history was rewritten (elided) from an estimate of `before` tokens, `saved_local`
-        shorter by our count: the last report no longer describes its prefix, but the history only
-        got shorter, so `before`, less the least the cut can have saved, still bounds it (rescaling
-        all of it by the largest ratio seen could estimate it longer than it was)."""
-        if self._base is not None:
-            self._base = before - self._least(saved_local)
-        self._since = self._since_local = 0
-        self._reported = False
+    def rewritten(self, cut: Cut, local_total: int) -> None:
+        """The history was rewritten (elided, folded) as `cut` says, to `local_total` local tokens.
+
+        Text appended since the last report is held apart, so what replaced it is known exactly, by
+        the same count. Text the last report holds is known only as part of that count: the report
+        no longer describes its prefix, but the history only got shorter, so the report, less the
+        least the cut can have saved, still bounds it (rescaling all of it by the largest ratio seen
+        could estimate it longer than it was)."""
+        state = self._after(cut, local_total)
+        if state[0] is not None and cut.counted:
+            self._tick()  # the bound holds every text there is now
+        self._base, self._since, self._since_local, self._reported = state
+
+    def _after(self, cut: Cut, local_total: int, extra_local: int = 0) -> tuple[int | None, int, int, bool]:
+        """The base, what was appended since (the server's tokens, ours) and whether the base is a
+        report, once the history is cut as `cut` says (to `local_total`, and `extra_local` more)."""
+        if self._base is None:
+            return None, 0, 0, False
+        since = self._since - cut.fresh_server
+        since_local = self._since_local + extra_local + cut.fresh_after - cut.fresh
+        if not cut.counted:
+            return self._base, since, since_local, self._reported
+        grown = self._base + since + self.scale(since_local)
+        whole = local_total + extra_local + cut.counted - cut.counted_after  # before the counted text was cut
+        before = grown if self._reported else min(grown, self.scale(whole))
+        return before - self._least(cut.counted - cut.counted_after), 0, 0, False
 
     def _least(self, saved_local: int) -> int:
         """The fewest server tokens that cutting `saved_local` local tokens can have saved: at the
@@ -221,12 +276,14 @@ class Meter:
         refuse a prompt that fits, at a window's end)."""
         return math.floor(saved_local * (self._low or 1.0))
 
-    def after_cut(self, before: int, saved_local: int, local_total: int) -> int:
-        """The estimate of a prompt of `before` tokens once it is cut by `saved_local` local tokens
-        to `local_total`: what `estimate` says after `rewritten`, without rewriting anything."""
-        if self._base is None:
-            return self.scale(local_total)
-        return min(before - self._least(saved_local), self.scale(local_total))
+    def after_cut(self, cut: Cut, local_total: int, extra_local: int = 0) -> int:
+        """The estimate of the prompt (and `extra_local` more local tokens) once it is cut as `cut`
+        says to `local_total`: what `estimate` says after `rewritten`, without rewriting anything."""
+        base, since, since_local, reported = self._after(cut, local_total, extra_local)
+        if base is None:
+            return self.scale(local_total + extra_local)
+        grown = base + since + self.scale(since_local)
+        return grown if reported else min(grown, self.scale(local_total + extra_local))
 
     def refused(self, server_prompt: int, local_prompt: int) -> None:
         """A request of `local_prompt` local tokens was refused, the server saying it counted
@@ -258,3 +315,4 @@ class Meter:
         self._base = usage.prompt_tokens
         self._since = self._since_local = 0
         self._reported = True
+        self._tick()

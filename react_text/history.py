@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import prompting
-from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING, Meter
+from .budget import MESSAGE_OVERHEAD, REPLY_PRIMING, Cut, Meter
 from .protocol import ACTION_LABEL, THOUGHT_CUE
 from .types import Message, Role
 
@@ -51,6 +51,8 @@ class _Entry:
     tokens: int  # its local count, framing included
     step: int  # 0 for the opening
     short: str = ""  # a reply's directive line, what is left of it when it is elided
+    written: int = 0  # the meter's tick when its text was written (`Meter.holds`)
+    server: int | None = None  # a reply's cost by the server's count, when it said (its usage)
     elided: bool = False
     message: Message = field(init=False)  # the text as a chat message, made once
     shrunk: tuple[str, int] | None = field(init=False, default=None)  # its elided text and cost, once made
@@ -61,6 +63,7 @@ class _Entry:
     def rewrite(self, text: str, tokens: int) -> None:
         self.text, self.tokens, self.message = text, tokens, Message(self.role, text)
         self.shrunk = None
+        self.server = None  # the server's count was of the text replaced
 
 
 class History:
@@ -94,8 +97,18 @@ class History:
         """The local count of `text`: its tokens, but at least its length at the opening's density."""
         return max(self._count(text), math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
 
-    def _add(self, kind: _Kind, role: Role, text: str, step: int, short: str = "", tokens: int | None = None) -> int:
-        entry = _Entry(kind, role, text, self._cost(text) if tokens is None else tokens, step, short)
+    def _add(
+        self,
+        kind: _Kind,
+        role: Role,
+        text: str,
+        step: int,
+        short: str = "",
+        tokens: int | None = None,
+        server: int | None = None,
+    ) -> int:
+        cost = self._cost(text) if tokens is None else tokens
+        entry = _Entry(kind, role, text, cost, step, short, self.meter.clock, server)
         self._entries.append(entry)
         self._sent.append(entry.message)
         self._pieces.append(entry.text)
@@ -111,7 +124,7 @@ class History:
             piece = f"{text.strip()}\n"
         else:
             piece = f"{THOUGHT_CUE}{text.rstrip()}\n"
-        cost = self._add("reply", "assistant", piece, step, directive)
+        cost = self._add("reply", "assistant", piece, step, directive, server=server)
         self.tokens += cost
         self.meter.appended(cost, server)
         return cost
@@ -200,16 +213,43 @@ class History:
     def floor(self, keep_from: int) -> int:
         """The local count once everything that `elide(0, keep_from)` would elide and fold is: the
         least this history can be made to cost while step `keep_from` and later stay whole."""
-        saved = sum(max(e.tokens - self._shrunk(e)[1], 0) for e in self._entries if self._elidable(e, keep_from))
-        least = self.tokens - saved
+        return self._floor(keep_from)[0]
+
+    def floor_estimate(self, keep_from: int, extra_local: int = 0) -> int:
+        """The estimate of the prompt (and `extra_local` more local tokens) at `floor(keep_from)`:
+        what the meter would say after that elision, without making it."""
+        least, cut = self._floor(keep_from)
+        return self.meter.after_cut(cut, least, extra_local)
+
+    def _floor(self, keep_from: int) -> tuple[int, Cut]:
+        cut = Cut()
+        elided = {id(e): min(e.tokens, self._shrunk(e)[1]) for e in self._entries if self._elidable(e, keep_from)}
+        least = self.tokens - sum(e.tokens - elided.get(id(e), e.tokens) for e in self._entries)
         folded = self._fold_plan(self._foldable(keep_from))
+        replaced: list[_Entry] = []
         if folded is not None:
             fold, replaced, _ = folded
-            before = sum(
-                min(e.tokens, self._shrunk(e)[1]) if self._elidable(e, keep_from) else e.tokens for e in replaced
-            )
-            least -= max(before - sum(e.tokens for e in fold), 0)
-        return least
+            before = sum(elided.get(id(e), e.tokens) for e in replaced)
+            after = sum(e.tokens for e in fold)
+            if before - after >= _ELIDE_MIN_SAVING:
+                least -= before - after
+                self._replaced(cut, replaced, after)
+            else:
+                replaced = []
+        gone = {id(e) for e in replaced}
+        for entry in self._entries:
+            after = elided.get(id(entry), entry.tokens)
+            if id(entry) not in gone and after < entry.tokens:
+                cut.add(self.meter.holds(entry.written), entry.tokens, entry.server, after)
+        return least, cut
+
+    def _replaced(self, cut: Cut, replaced: list[_Entry], after: int) -> None:
+        """Tell `cut` of `replaced` entries that a fold of `after` local tokens replaces: the fold
+        counted with the base if any of them is in it (the bound then covers it), else apart."""
+        held = any(self.meter.holds(e.written) for e in replaced)
+        for entry in replaced:
+            cut.add(self.meter.holds(entry.written), entry.tokens, entry.server, 0)
+        cut.add(held, 0, None, after)
 
     def step_floor(self, step: int) -> int:
         """The local cost of step `step` (its reply and observation) elided as far as it can be; 0
@@ -236,24 +276,24 @@ class History:
         oldest steps are folded; nothing of step `keep_from` or later, and nothing of the opening,
         is touched. The meter is told of all of it at once.
         """
-        before, local = self.meter.estimate(self.tokens), self.tokens
-        changed = self._elide(target, keep_from)
+        cut = Cut()
+        changed = self._elide(target, keep_from, cut)
         if changed:
-            self.meter.rewritten(before, local - self.tokens)
+            self.meter.rewritten(cut, self.tokens)
         return changed
 
-    def _elide(self, target: int, keep_from: int) -> bool:
+    def _elide(self, target: int, keep_from: int, cut: Cut) -> bool:
         changed = False
         for kind in ("observation", "reply"):
             for index, entry in enumerate(self._entries):
                 if self.tokens <= target:
                     return changed
                 if entry.kind == kind and self._elidable(entry, keep_from):
-                    changed = self._shrink(index) or changed
+                    changed = self._shrink(index, cut) or changed
         for last in range(self._folded + 1, self._foldable(keep_from) + 1):
             if self.tokens <= target:
                 return changed
-            changed = self._fold(last) or changed
+            changed = self._fold(last, cut) or changed
         return changed
 
     # --- folding: the oldest steps as one pair of messages ------------------------------------------
@@ -284,12 +324,12 @@ class History:
         if not self.chat:
             said = f"{THOUGHT_CUE} {said}\n"
         fold = [
-            _Entry("fold", "assistant", said, self._cost(said), last),
-            _Entry("fold", "user", results, self._cost(results), last),
+            _Entry("fold", "assistant", said, self._cost(said), last, written=self.meter.clock),
+            _Entry("fold", "user", results, self._cost(results), last, written=self.meter.clock),
         ]
         return fold, replaced, calls
 
-    def _fold(self, last: int) -> bool:
+    def _fold(self, last: int, cut: Cut) -> bool:
         """Fold steps 1 to `last` into one pair of entries after the opening, if that saves tokens."""
         planned = self._fold_plan(last)
         if planned is None:
@@ -298,6 +338,7 @@ class History:
         saving = sum(e.tokens for e in replaced) - sum(e.tokens for e in fold)
         if saving < _ELIDE_MIN_SAVING:
             return False
+        self._replaced(cut, replaced, sum(e.tokens for e in fold))
         gone = {id(e) for e in replaced}
         opening = [e for e in self._entries if e.kind == "opening"]
         self._entries = opening + fold + [e for e in self._entries if e.kind != "opening" and id(e) not in gone]
@@ -311,11 +352,12 @@ class History:
     def _elidable(self, entry: _Entry, keep_from: int) -> bool:
         return entry.kind in ("observation", "reply") and not entry.elided and 0 < entry.step < keep_from
 
-    def _shrink(self, index: int) -> bool:
+    def _shrink(self, index: int, cut: Cut) -> bool:
         entry = self._entries[index]
         text, cost = self._shrunk(entry)
         if entry.tokens - cost < _ELIDE_MIN_SAVING:  # a note no shorter than the step: not worth the prefix
             return False
+        cut.add(self.meter.holds(entry.written), entry.tokens, entry.server, cost)
         self.tokens += cost - entry.tokens
         self._rewrite(index, text, cost)
         entry.elided = True

@@ -120,8 +120,7 @@ class Plan:
     def floor(self, keep_from: int, extra_local: int = 0) -> int:
         """The estimate of the prompt (and `extra_local` more tokens) once everything before step
         `keep_from` is elided that can be: the least it can be made to cost."""
-        least = self.history.floor(keep_from)
-        return self.meter.after_cut(self.estimate(extra_local), self.history.tokens - least, least + extra_local)
+        return self.history.floor_estimate(keep_from, extra_local)
 
     def forced_fits_after(self, number: int, *, like: int, pending: int = 0) -> bool:
         """Whether the forced final call still fits the window after call `number`: every step

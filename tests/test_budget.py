@@ -90,7 +90,7 @@ def test_meter_learns_the_servers_count() -> None:
     meter.appended(100)
     assert meter.estimate(1100) >= 2000 + 200
     before = meter.estimate(1100)
-    meter.rewritten(before, 500)
+    meter.rewritten(budget.Cut(counted=500), 600)
     # an elision only shortens the history: its estimate never grows past the one before it, less
     # the least the cut saved, and stays on the high side of what the server will count
     assert 1200 <= meter.estimate(600) <= before
@@ -126,20 +126,50 @@ def test_a_cut_saves_at_the_smallest_ratio_the_server_showed() -> None:
     no margin (the margin is for new text); a tenth less refused prompts that fitted (issue 20)."""
     meter = budget.Meter()
     meter.sent(Usage(2000, 10), 1000, reported=True)
-    assert meter.after_cut(2000, 500, 500) == 1000
-    meter.rewritten(2000, 500)
+    assert meter.after_cut(budget.Cut(counted=500), 500) == 1000
+    meter.rewritten(budget.Cut(counted=500), 500)
     assert meter.estimate(500) == 1000
 
 
-def test_the_meters_estimate_after_a_cut_is_the_one_rewriting_gives() -> None:
+@pytest.mark.parametrize(
+    "cut",
+    [
+        budget.Cut(counted=500),
+        budget.Cut(counted=300, counted_after=20, fresh=100, fresh_after=10),
+        budget.Cut(fresh=100, fresh_after=10),
+        budget.Cut(fresh_server=30, fresh_after=10),
+    ],
+)
+def test_the_meters_estimate_after_a_cut_is_the_one_rewriting_gives(cut: budget.Cut) -> None:
     meter = budget.Meter()
-    assert meter.after_cut(1100, 500, 600) == 600  # nothing reported: the local count
+    assert meter.after_cut(budget.Cut(counted=500), 600) == 600  # nothing reported: the local count
     meter.sent(Usage(2000, 10), 1000, reported=True)
     meter.appended(100)
-    before = meter.estimate(1100)
-    said = meter.after_cut(before, 500, 600)
-    meter.rewritten(before, 500)
-    assert said == meter.estimate(600)
+    meter.appended(40, server=30)  # a reply, by the server's count
+    local = 1140 - (cut.counted - cut.counted_after) - (cut.fresh - cut.fresh_after)
+    local -= 40 - cut.fresh_after if cut.fresh_server else 0
+    said = meter.after_cut(cut, local)
+    meter.rewritten(cut, local)
+    assert said == meter.estimate(local)
+
+
+def test_text_appended_since_the_report_is_cut_exactly() -> None:
+    """Issue 20, at the very edge of a window: eliding a tool's output the server has not counted
+    yet took its saving off the report as a bound (at the smallest ratio seen), though the meter
+    held that output apart by its own count. Cut from what the meter holds apart, the estimate is
+    the report and what is left of the text appended since, exactly as if it had been shorter."""
+    meter = budget.Meter()
+    meter.sent(Usage(2000, 10), 1000, reported=True)
+    meter.appended(40, server=30)  # the reply, by the server's count
+    meter.appended(400)  # the tool's output: not counted by the server yet
+    shorter = budget.Meter()
+    shorter.sent(Usage(2000, 10), 1000, reported=True)
+    shorter.appended(40, server=30)
+    shorter.appended(25)  # as if the output had been its note from the start
+    meter.rewritten(budget.Cut(fresh=400, fresh_after=25), 1065)
+    assert meter.estimate(1065) == shorter.estimate(1065) == 2000 + 30 + shorter.scale(25)
+    meter.rewritten(budget.Cut(fresh_server=30, fresh_after=12), 1037)  # the reply cut to its directive
+    assert meter.estimate(1037) == 2000 + meter.scale(25 + 12)
 
 
 def test_unknown_models_are_counted_with_a_margin() -> None:
