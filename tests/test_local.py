@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason='needs pip install "react-text[local]"')
 
-from react_text import Agent, Limits, Message, Reply, Request
+from react_text import Agent, Limits, Message, Reply, Request, RunResult
 from react_text.backends.local import LocalModel
 from react_text.errors import ContextLengthError
 from react_text.limits import Prompting
@@ -167,20 +167,37 @@ def page(topic: str) -> str:
     return f"{topic}: {filler}The year the bridge was built is on the page about the {following}."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 20), the 135M model: it reads bridge, mill, church and school (1871) in order; at call 5, "
-    "with the school page whole and the first two elided, it re-reads the bridge page instead of answering; at the "
-    "step limit, steps 1-6 folded, it answers the worked example's 1650 (measured 2026-12-02)",
-)
-def test_a_run_that_outgrows_the_window_completes_with_elided_steps() -> None:
+@pytest.fixture(scope="module")
+def outgrown() -> tuple[RunResult, int]:
+    """A run of the embedded model in a 1,024-token window that the instructions and three pages
+    fill: a chain of five pages, the year on the fourth; and how many calls llama.cpp was sent."""
     small = LocalModel(n_ctx=1024)  # the instructions and three pages; a fourth does not fit
     agent = Agent(small, tools=[page], prompting=Prompting(example=CHAIN_EXAMPLE, act_first=True)).with_limits(steps=8)
     result = agent.run("In which year was the bridge built? Read the page about the bridge first.")
+    return result, small.stats.calls
+
+
+def test_a_run_that_outgrows_the_window_completes_with_elided_steps(outgrown: tuple[RunResult, int]) -> None:
+    """The engine's part of the promise, on a real model and a real window: the run goes past what
+    the window holds, the oldest pages are elided to make room, llama.cpp refuses no request, and
+    the run ends with an answer (its own FINAL, or the forced one at the step limit)."""
+    result, calls = outgrown
     assert [s.parsed.input for s in result.steps[:4]] == ["bridge", "mill", "church", "school"]  # type: ignore[union-attr]
-    assert result.stop_reason == "final" and (result.answer or "").startswith("1871")
+    assert result.steps[3].elided  # by the fourth page, the first ones were elided
+    assert result.answer and (result.stop_reason == "final" or result.steps[-1].forced)
     assert result.steps[-1].elided  # the oldest pages were elided to make room
-    assert small.stats.calls == len(result.steps)  # llama.cpp refused no request
+    assert calls == len(result.steps)  # llama.cpp refused no request
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the 135M model, not the engine (issue 20): it reads bridge, mill, church and school (1871) in order; at "
+    "call 5, with the school page whole and the first two elided, it re-reads the bridge page instead of answering; "
+    "at the step limit, steps 1-6 elided, it answers the worked example's 1650 (measured 2026-12-02)",
+)
+def test_the_embedded_model_answers_from_the_page_that_says_the_year(outgrown: tuple[RunResult, int]) -> None:
+    result, _ = outgrown
+    assert result.stop_reason == "final" and (result.answer or "").startswith("1871")
 
 
 def test_the_embedded_model_recommends_acting_first(model: LocalModel) -> None:
