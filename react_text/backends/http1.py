@@ -18,7 +18,9 @@ the ones users get and the tries add up to its own (see `openai_api`). One excep
 idle connection the server closed under us is replaced once, since the request never reached it.
 
     Unsupported     an answer this module will not read (compressed, upgraded): ask `openai`
-    TransportError  no whole answer (refused, reset, closed early; TimedOut when out of time)
+    TransportError  no whole answer (refused, reset, closed early)
+      TimedOut      no whole answer in time
+      Cut           the server answered, then closed the connection before the body's end
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections import deque
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
-__all__ = ["Answer", "Pool", "TimedOut", "TransportError", "Unsupported", "pool"]
+__all__ = ["Answer", "Cut", "Pool", "TimedOut", "TransportError", "Unsupported", "pool"]
 
 _LIMIT = 1000  # open connections per server, as the openai client's pool (httpx's limits)
 _HEAD_LIMIT = 64 * 1024  # bytes of status line and headers
@@ -43,6 +45,17 @@ class TransportError(Exception):
 
 class TimedOut(TransportError):
     """No whole answer came in time."""
+
+
+class Cut(TransportError):
+    """The body was cut short: the server closed the connection before its end. How many of how
+    many bytes came, when the answer said its length (None for a chunked body, as httpx says it)."""
+
+    def __init__(self, received: int | None, expected: int | None) -> None:
+        said = f" after {received} of {expected} bytes" if received is not None and expected is not None else ""
+        super().__init__(f"the answer was cut short{said}")
+        self.received = received
+        self.expected = expected
 
 
 class Unsupported(Exception):
@@ -195,19 +208,27 @@ def _head(lines: list[str]) -> tuple[int, dict[str, str], str]:
 
 
 async def _body(reader: asyncio.StreamReader, headers: dict[str, str]) -> tuple[bytes, bool]:
-    """The answer's body, and whether the connection may carry another request."""
+    """The answer's body, and whether the connection may carry another request; Cut when the
+    server closes the connection before the body's end."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         chunks: list[bytes] = []
-        while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
-            if size == 0:
-                while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
-                    pass
-                return b"".join(chunks), True
-            chunks.append((await reader.readexactly(size + 2))[:-2])
+        try:
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+                if size == 0:
+                    while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+                        pass
+                    return b"".join(chunks), True
+                chunks.append((await reader.readexactly(size + 2))[:-2])
+        except asyncio.IncompleteReadError as exc:
+            raise Cut(None, None) from exc
     length = headers.get("content-length")
     if length is not None:
-        return await reader.readexactly(int(length)), True
+        expected = int(length)
+        try:
+            return await reader.readexactly(expected), True
+        except asyncio.IncompleteReadError as exc:
+            raise Cut(len(exc.partial), expected) from exc
     return await reader.read(), False  # until the server closes
 
 

@@ -512,6 +512,13 @@ class _OpenAIBackend:
         except openai.APITimeoutError as exc:
             raise ModelError(scrub(f"{self.url} did not answer in time ({exc})")) from exc
         except openai.APIConnectionError as exc:
+            cut = _cut(exc)
+            if cut is not None:  # reached, and answering: not "could not reach"
+                received, expected = cut
+                said = f" after {received} of {expected} bytes" if received is not None else ""
+                raise ModelError(
+                    scrub(f"the answer from {self.url} was cut short{said} (the connection closed before its end)")
+                ) from exc
             raise ModelError(scrub(f"could not reach {self.url}: {exc}")) from exc
         except openai.APIStatusError as exc:
             words = wire.error_words(exc)
@@ -673,6 +680,21 @@ def _retried() -> tuple[type[Exception], ...]:
     import openai
 
     return (openai.BadRequestError, openai.APIConnectionError, wire.EmptyStream)
+
+
+def _cut(exc: BaseException) -> tuple[int | None, int | None] | None:
+    """How many of how many bytes came of an answer cut short (the server closed the connection
+    before its end), from what `exc` was raised from: the lean path's Cut, or httpx's words; None
+    when it was no such thing."""
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, http1.Cut):
+            return cause.received, cause.expected
+        said = wire.cut_said(str(cause))
+        if said is not None:
+            return said
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 _LoopClient = tuple["openai.AsyncOpenAI", AsyncGenerator[None, None]]

@@ -11,7 +11,7 @@ parsers, llama.cpp's `--reasoning-format`, DeepSeek's API) or `reasoning` (OpenR
 newer vLLM); it goes to `Reply.reasoning`, and the content alone is the reply's text.
 
 Also here: what an error says (a prompt past the context window, a rejected `stop`, a connection
-dropped without a word), and where a server says its context window (`window_plan`).
+dropped without a word, an answer cut short), and where a server says its context window (`window_plan`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ __all__ = [
     "Malformed",
     "Server",
     "StreamReading",
+    "cut_said",
     "dropped",
     "error_words",
     "exceeds_context",
@@ -366,6 +367,21 @@ def dropped(exc: object) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+# What httpx says (h11's words) when a server answered, then closed the connection before the
+# body's end: "... (received 20 bytes, expected 95)" for a body of known length, "... (incomplete
+# chunked read)" for a chunked one.
+_CUT = "peer closed connection without sending complete message body"
+
+
+def cut_said(words: str) -> tuple[int | None, int | None] | None:
+    """Whether httpx's `words` say an answer was cut short, and how many of how many bytes came
+    (None, None when they do not say: a chunked body); None when they say something else."""
+    if not words.startswith(_CUT):
+        return None
+    counts = [int(word) for word in words[len(_CUT) :].strip(" ()").replace(",", " ").split() if word.isdecimal()]
+    return (counts[0], counts[1]) if len(counts) == 2 else (None, None)
 
 
 # The `openai` client's retry rule, for the one try the lean path (`http1`) makes before handing a
