@@ -31,6 +31,8 @@ from .config import Choices
 from .episode import Approval
 from .errors import ConfigError, ReactTextError, set_up
 from .limits import Limits
+from .model_info import describe as describe_model
+from .model_info import no_grammar
 from .prompt_style import Prompting
 from .protocol import ACTION, ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THINK_OPEN, THOUGHT_LABEL, call
 from .sampling import SEEDS, check_temperature
@@ -357,8 +359,9 @@ def _run_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--think",
         action="store_true",
-        help=f"under the grammar, the model may think in a free {THINK_OPEN} block before the protocol "
-        "(a server's own reasoning parser, where it has one, starts the grammar after the thinking)",
+        help=f"under the grammar (on for the in-process model; on a server, with --grammar), the model may think "
+        f"in a free {THINK_OPEN} block before the protocol; refused where no grammar is sent, since it changes "
+        "only the grammar (a server's own reasoning parser, where it has one, starts the grammar after the thinking)",
     )
     command.add_argument(
         "--act-first",
@@ -450,6 +453,24 @@ def _model_recipe(args: argparse.Namespace, base_url: str | None) -> Callable[[]
         think=args.think,
         token_ids=getattr(args, "trajectories", None) is not None,  # eval --trajectories asks a server for its ids
     )
+
+
+def _think_refused(args: argparse.Namespace, model: Any = None, prompting: Prompting | None = None) -> None:
+    """--think changes only the grammar (a free <think> block may come first): where a run sends no
+    grammar it would do nothing, so it is refused at once. The flags alone say so for --script and
+    --no-grammar (before a model is made or loaded); the model and the settled prompting, for a
+    server that is sent the grammar only when asked."""
+    if not args.think:
+        return
+    if args.script:
+        raise ConfigError("--think does nothing with --script (its replies are played as they are): leave it out")
+    if args.grammar is False:
+        raise ConfigError("--think works under the grammar, which --no-grammar turns off: leave one of them out")
+    if model is not None and prompting is not None and no_grammar(describe_model(model), prompting.grammar):
+        raise ConfigError(
+            f"--think lets the model think in a {THINK_OPEN} block before the protocol, under the grammar, "
+            "and a server is sent the grammar only with --grammar: add --grammar (or leave --think out)"
+        )
 
 
 def _temperature(text: str) -> float:
@@ -570,6 +591,7 @@ def _reader(name: str) -> Callable[[str, tuple[str, ...]], dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _think_refused(args)
     choices = _choices(args)
     task = args.task
     count_tokens = None
@@ -581,6 +603,7 @@ def _run(args: argparse.Namespace) -> int:
         task = task if task is not None else script.task
     else:
         model = _model_recipe(args, args.base_url)()
+        _think_refused(args, model, config.settle(model, choices)[1])
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
     if not task.strip():
@@ -758,6 +781,7 @@ def _eval(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
     if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
         raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
+    _think_refused(args)
     choices = _choices(args)
     extra: list[Tool] = [t for spec in choices.modules for t in config.module_tools(spec)]
     if not choices.mcp:
@@ -786,6 +810,7 @@ def _eval(args: argparse.Namespace) -> int:
         probe = models[0]
         concurrency = 1 if config.is_in_process(probe) else args.concurrency or 4 * len(models)
     limits, prompting = config.settle(probe, choices)
+    _think_refused(args, probe, prompting)
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE: the results to keep")
     done = evaluation.resume(args.out) if args.resume else []

@@ -48,7 +48,7 @@ from .episode import (
 )
 from .errors import ModelError
 from .limits import Limits
-from .model_info import ModelInfo, describe, grammar_on
+from .model_info import ModelInfo, describe, grammar_on, no_grammar
 from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
@@ -113,6 +113,17 @@ class Agent:
             raise ValueError(
                 f"{model!r} does not take a grammar; for a server that does (llama.cpp), "
                 "build the backend with grammar=True"
+            )
+        if info.think and no_grammar(info, prompting.grammar):  # think=True only changes the grammar
+            raise ValueError(
+                f"{model!r} was built with think=True, which lets the model think in a <think> block before "
+                "the protocol under the grammar, and "
+                + (
+                    "Prompting(grammar=False) turns the grammar off: leave one of them out"
+                    if prompting.grammar is False
+                    else "this agent sends none: build the backend with grammar=True or give "
+                    "Prompting(grammar=True), or leave think off"
+                )
             )
         count = count_tokens or info.count_tokens or budget.counter(model.name)
         # Memoised: the instruction block is counted once per agent, not once per run.

@@ -16,6 +16,7 @@ else and matches no class names):
     url                        the server's URL, without credentials              none: no server
     in_process                 it runs in this process, not on a server           False
     grammar                    it was built to send the grammar (grammar=True)    False
+    think                      under the grammar, a <think> block may come first  False
     serial                     its calls run one at a time (llama.cpp)            False
     stream                     it streams replies                                 False
     identity                   what its server is (`.server`: "llama.cpp", ...)   not said
@@ -23,7 +24,8 @@ else and matches no class names):
 
 The backends declare theirs; a model of the user's own may declare any of them.
 
-`grammar_on` is the one place that decides whether a run sends the protocol grammar.
+`grammar_on` is the one place that decides whether a run sends the protocol grammar; `no_grammar`
+says, without asking a server, when a run certainly sends none.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .limits import Limits
 from .prompt_style import Prompting
 from .types import AsyncModel, Model
 
-__all__ = ["ModelInfo", "describe", "grammar_on"]
+__all__ = ["ModelInfo", "describe", "grammar_on", "no_grammar"]
 
 Counter = Callable[[str], int]
 
@@ -50,6 +52,7 @@ class ModelInfo:
     url: str | None = None
     in_process: bool = False
     grammar: bool = False  # built to send the grammar (a server backend's grammar=True)
+    think: bool = False  # built with think=True: under the grammar, a <think> block may come first
     serial: bool = False
     stream: bool = False
     prefill: bool = False  # it takes Request.prefill (accepts_prefill)
@@ -79,6 +82,7 @@ def describe(model: Model) -> ModelInfo:
         url=str(url) if url else None,
         in_process=getattr(model, "in_process", False) is True,
         grammar=getattr(model, "grammar", False) is True,
+        think=getattr(model, "think", False) is True,
         serial=getattr(model, "serial", False) is True,
         stream=bool(getattr(model, "stream", False)),
         prefill=getattr(model, "accepts_prefill", False) is True,
@@ -112,3 +116,10 @@ def grammar_on(model: Model, info: ModelInfo, asked: bool | None) -> bool:
     if asked is not None:
         return asked
     return (info.in_process or info.grammar) and model.accepts_grammar
+
+
+def no_grammar(info: ModelInfo, asked: bool | None) -> bool:
+    """Whether a run certainly sends no grammar, known without asking the server what it is: asked
+    False, or left to a model that sends none unless asked (a server backend without grammar=True).
+    `grammar_on` is False then too."""
+    return asked is False or (asked is None and not (info.in_process or info.grammar))

@@ -513,3 +513,14 @@ def test_a_replay_plans_against_the_window_the_run_had(tmp_path: Path) -> None:
     assert [
         e["max_tokens"] for e in map(json.loads, again.read_text().splitlines()) if e["event"] == "request"
     ] == sizes
+
+
+def test_think_with_the_grammar_on_a_server_sends_the_think_block() -> None:
+    """--think --grammar: the grammar each request carries lets a <think> block come first."""
+    from fake_openai import FakeServer
+    from test_server_identify import LLAMA_CPP
+
+    with FakeServer(about=LLAMA_CPP) as server:
+        done = react_text("run", "--model", "fake", "--base-url", server.url, "--grammar", "--think", "What is 2 + 3?")
+    assert done.returncode == 0, done.stderr
+    assert server.bodies and all(body["grammar"].startswith("root ::= think?") for body in server.bodies)

@@ -61,3 +61,32 @@ def test_an_unknown_task_tool_is_refused_naming_every_built_in_one(folder: Path)
 )
 def test_a_bad_flag_is_one_line_not_the_usage_block(folder: Path, args: tuple[str, ...], line: str) -> None:
     assert set_up_error(cli(*args, cwd=folder)) == line
+
+
+SERVER = ("--model", "m", "--base-url", "http://127.0.0.1:9/v1")
+ADD_GRAMMAR = (
+    "react-text: --think lets the model think in a <think> block before the protocol, under the grammar, "
+    "and a server is sent the grammar only with --grammar: add --grammar (or leave --think out)"
+)
+NO_GRAMMAR = "react-text: --think works under the grammar, which --no-grammar turns off: leave one of them out"
+SCRIPTED = "react-text: --think does nothing with --script (its replies are played as they are): leave it out"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("run", *SERVER, "--think", "q"), ADD_GRAMMAR),
+        (("eval", "t.jsonl", *SERVER, "--think"), ADD_GRAMMAR),
+        (("run", "--no-grammar", "--think", "q"), NO_GRAMMAR),  # the in-process model, not loaded to say so
+        (("run", *SERVER, "--no-grammar", "--think", "q"), NO_GRAMMAR),
+        (("run", "--script", "s.txt", "--think", "q"), SCRIPTED),
+        (("eval", "t.jsonl", "--script", "s.txt", "--think"), SCRIPTED),
+    ],
+    ids=["run-server", "eval-server", "run-no-grammar", "run-server-no-grammar", "run-script", "eval-script"],
+)
+def test_think_where_no_grammar_is_sent_is_refused_saying_what_to_add(
+    folder: Path, args: tuple[str, ...], line: str
+) -> None:
+    """--think only changes the grammar (a free <think> block may come first): where a run sends
+    none it would do nothing, so it is refused at once, before any model is asked or loaded."""
+    assert set_up_error(cli(*args, cwd=folder)) == line

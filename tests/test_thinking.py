@@ -146,3 +146,35 @@ def test_the_embedded_model_asked_to_think_in_tags_stays_in_the_protocol(api: st
     for step in result.steps:
         reply = step.reply.removeprefix("THOUGHT:") if api == "chat" else step.reply
         assert reading.admits(after_cue(text), reply, cut=step.finish_reason == "length"), step.reply
+
+
+@pytest.mark.parametrize(
+    ("backend", "prompting", "words"),
+    [
+        ({}, None, "this agent sends none: build the backend with grammar=True or give Prompting(grammar=True)"),
+        ({"grammar": True}, False, "Prompting(grammar=False) turns the grammar off: leave one of them out"),
+        ({}, False, "Prompting(grammar=False) turns the grammar off: leave one of them out"),
+    ],
+    ids=["server-default", "grammar-then-off", "off"],
+)
+def test_think_where_the_agent_sends_no_grammar_is_refused(
+    backend: dict[str, Any], prompting: bool | None, words: str
+) -> None:
+    """think=True only changes the grammar: an agent that sends none would ignore it without a word."""
+    from react_text import Prompting
+
+    model = OpenAIChat("fake", base_url="http://127.0.0.1:9/v1", think=True, **backend)
+    with pytest.raises(ValueError, match="built with think=True") as refused:
+        Agent(model, tools=[calculator], prompting=Prompting(grammar=prompting))
+    assert words in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_think_with_the_grammar_asked_of_the_agent_is_taken(drive: Drive) -> None:
+    """Prompting(grammar=True) on a backend built without grammar=True: the think block is sent."""
+    from react_text import Prompting
+
+    with FakeServer(about=LLAMA_CPP, say=inline_thinking) as fake:
+        model = OpenAIChat("fake", base_url=fake.url, think=True)
+        result = drive(Agent(model, tools=[calculator], prompting=Prompting(grammar=True)), "What is 2 + 3?")
+    assert (result.answer, result.stop_reason) == ("5", "final")
+    assert fake.bodies and all("think ::= " in body["grammar"] for body in fake.bodies)
