@@ -52,6 +52,7 @@ from .model_info import ModelInfo, describe, grammar_on, no_grammar
 from .observing import Observer
 from .parser import parse
 from .prompt_style import Prompting
+from .protocol import THINK_OPEN
 from .sampling import check_seed
 from .tools import Tool, as_tools, listing
 from .types import Action, AsyncModel, Model, Parser, RunResult, Step
@@ -116,8 +117,8 @@ class Agent:
             )
         if info.think and no_grammar(info, prompting.grammar):  # think=True only changes the grammar
             raise ValueError(
-                f"{model!r} was built with think=True, which lets the model think in a <think> block before "
-                "the protocol under the grammar, and "
+                f"{model!r} was built with think=True, which lets the model think in a {THINK_OPEN} block "
+                "before the protocol under the grammar, and "
                 + (
                     "Prompting(grammar=False) turns the grammar off: leave one of them out"
                     if prompting.grammar is False
