@@ -224,24 +224,34 @@ def test_decoded_inputs_agree_with_what_the_reply_wrote() -> None:
 
 
 def test_parse_is_told_the_registered_tool_names(tmp_path: Path) -> None:
-    reply = "ACTION: unit converter[5 km]"
+    # Only the names tell where a name of words starts after prose; alone, the parser reads the last word.
+    reply = "ACTION: I will use unit converter[5 km]"
     unnamed = json.loads(react_text("parse", cwd=tmp_path, stdin=reply).stdout)
     named = json.loads(react_text("parse", "--tools", "unit converter, lookup", cwd=tmp_path, stdin=reply).stdout)
     assert (unnamed["tool"], named["tool"]) == ("converter", "unit converter")
     assert named["input"] == "5 km"
 
 
+def test_parse_without_tools_reads_names_of_words_and_of_any_letters(tmp_path: Path) -> None:
+    lines = [{"id": "words", "text": "ACTION: unit converter[5 km]"}, {"id": "cjk", "text": "ACTION: 天气[北京]"}]
+    (tmp_path / "replies.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = react_text("parse", "replies.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    read = {row["id"]: (row["tool"], row["input"]) for row in map(json.loads, done.stdout.splitlines())}
+    assert read == {"words": ("unit converter", "5 km"), "cjk": ("天气", "北京")}
+
+
 def test_a_jsonl_lines_tools_are_honoured(tmp_path: Path) -> None:
     lines = [
         {"id": "own", "text": "ACTION: unit converter[5 km]", "tools": ["unit converter"]},
         {"id": "flag", "text": "ACTION: Use Requests[u]"},  # no tools field: --tools
-        {"id": "none", "text": "ACTION: unit converter[5 km]", "tools": []},  # its own, empty, list wins
+        {"id": "none", "text": "ACTION: use requests[u]", "tools": []},  # its own, empty, list wins
     ]
     (tmp_path / "replies.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     done = react_text("parse", "replies.jsonl", "--tools", "Use Requests", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     tools = {row["id"]: row["tool"] for row in map(json.loads, done.stdout.splitlines())}
-    assert tools == {"own": "unit converter", "flag": "Use Requests", "none": "converter"}
+    assert tools == {"own": "unit converter", "flag": "Use Requests", "none": "use requests"}
 
 
 def test_a_jsonl_line_with_bad_tools_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -251,7 +261,7 @@ def test_a_jsonl_line_with_bad_tools_is_one_line_and_exit_2(tmp_path: Path) -> N
 
 
 def test_tools_given_to_compare_reach_rows_without_their_own(tmp_path: Path) -> None:
-    case = ("ACTION: unit converter[5 km]", {"kind": "action", "tool": "unit converter", "input": "5 km"})
+    case = ("ACTION: I will use unit converter[5 km]", {"kind": "action", "tool": "unit converter", "input": "5 km"})
     (tmp_path / "mine.jsonl").write_text(rows(case))
     without = board(react_text("parse", "--corpus", "mine.jsonl", "--no-peers", cwd=tmp_path).stdout)["all cases"]
     told = board(

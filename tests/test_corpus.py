@@ -74,12 +74,12 @@ def test_rows_with_registered_names_pass_them_to_every_parser() -> None:
         "tool names",
         "x",
         "chat",
-        "ACTION: Use Requests[u]",
+        "ACTION: use requests[u]",  # the registered spelling: only the names give it
         {"kind": "action", "tool": "Use Requests", "input": "u"},
         ("Use Requests",),
     )
     (board,) = score([case], {"spy": spy})
-    assert seen == [("ACTION: Use Requests[u]", ("Use Requests",))]
+    assert seen == [("ACTION: use requests[u]", ("Use Requests",))]
     assert board.right == 1
     (without,) = score([replace(case, tools=())], {"tolerant": parse})
     assert without.right == 0

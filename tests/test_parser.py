@@ -259,10 +259,77 @@ def test_a_registered_name_is_not_the_start_of_a_longer_one() -> None:
     assert parse("ACTION: search_news[x]", tools=("search", "search_news")) == Action("search_news", "x")
 
 
-def test_without_tools_names_are_identifiers_as_before() -> None:
-    assert isinstance(parse("Action: Use Requests\nAction Input: https://example.com"), ParseError)
-    assert isinstance(parse("ACTION: 加法[1, 2]"), ParseError)
-    assert parse("ACTION: get-weather[Paris]") == Action("get-weather", "Paris")
+# --- names without the registered ones (the parser alone) ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "value"),
+    [
+        ("ACTION: 天气[北京]", "天气", "北京"),
+        ("THOUGHT: 我需要查天气\nACTION: 天气[北京今天的天气]", "天气", "北京今天的天气"),
+        ("思考：查一下\n行动：天气[上海]", "天气", "上海"),  # Chinese labels, full-width colons
+        ("Action: 加法\nAction Input: 1, 2", "加法", "1, 2"),
+        ("ACTION: погода[Москва]", "погода", "Москва"),
+        ("ACTION: मौसम[दिल्ली]", "मौसम", "दिल्ली"),  # combining vowel signs are part of the name
+        ("ACTION: I will use 天气[东京]", "天气", "东京"),  # a call later on the line
+        ("ACTION: get-weather[Paris]", "get-weather", "Paris"),
+        ("ACTION: _private.tool[x]", "_private.tool", "x"),
+    ],
+)
+def test_without_tools_a_name_may_start_with_any_letter(text: str, tool: str, value: str) -> None:
+    parsed = parse(text)
+    assert isinstance(parsed, Action), parsed
+    assert (parsed.tool, parsed.input) == (tool, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "value"),
+    [
+        ("ACTION: web search[capital of Peru]", "web search", "capital of Peru"),
+        ("**Action:** Wikipedia Research Tool[Dune]", "Wikipedia Research Tool", "Dune"),
+        ("ACTION: Use Requests[https://example.com]", "Use Requests", "https://example.com"),  # an imperative
+        ("ACTION: web search (capital of Peru)", "web search", "capital of Peru"),
+        ("Action: Use Requests\nAction Input: https://example.com", "Use Requests", "https://example.com"),
+        ('Action: "Search Tool"\nAction Input: cats', "Search Tool", "cats"),
+        ("Action: ** Ask question to senior researcher\nAction Input: why", "Ask question to senior researcher", "why"),
+        ("Action: web search (looks things up)\nAction Input: cats", "web search", "cats"),
+        ("Action: Final Answer[42]", None, "42"),  # still the answer
+        # Not a name: the last word is, as a call later on the line.
+        ("ACTION: I will use search[capital of Peru]", "search", "capital of Peru"),  # a subject, a modal
+        ("ACTION: Using the calculator[2 + 2]", "calculator", "2 + 2"),  # a gerund, an article
+        ("ACTION: Let me look up[train]", "up", "train"),
+        ("ACTION: one two three four five six[x]", "six", "x"),  # more than five words
+        ("ACTION: web  search[x]", "search", "x"),  # two spaces
+        ("ACTION: I will use web search[x]", "search", "x"),  # only the names can tell where it starts
+    ],
+)
+def test_without_tools_a_name_of_words_is_read_when_nothing_else_is_before_its_input(
+    text: str, tool: str | None, value: str
+) -> None:
+    parsed = parse(text)
+    if tool is None:
+        assert parsed == Final(value)
+        return
+    assert isinstance(parsed, Action), parsed
+    assert (parsed.tool, parsed.input) == (tool, value)
+
+
+def test_without_tools_prose_on_an_action_line_is_no_name() -> None:
+    # Prose with no bracket, no input label: an error, as before (no sentence is taken for a name).
+    assert parse("Action: I need to search the web\nAction Input: cats").reason == "bad_action"  # type: ignore[union-attr]
+    assert parse("Action: No action needed\nFinal Answer: 42") == Final("42")
+    assert parse("Action: I have the final answer\nFinal Answer: 42") == Final("42")
+    # A name of words with nothing after it on its line names a tool but gives no input.
+    assert parse("ACTION: web search").reason == "missing_input"  # type: ignore[union-attr]
+    assert parse("ACTION: web search and more words than a name has").reason == "bad_action"  # type: ignore[union-attr]
+
+
+def test_with_tools_an_unregistered_name_reads_as_before() -> None:
+    # The registered names decide; a name of words or of other letters is the parser alone's reading.
+    assert parse("ACTION: web search[x]", tools=("search",)) == Action("search", "x")
+    assert parse("ACTION: 使用calculator[2 + 2]", tools=("calculator",)) == Action("calculator", "2 + 2")
+    assert parse("ACTION: I will use web search[x]", tools=("web search",)) == Action("web search", "x")
+    assert parse("ACTION: use requests[u]", tools=("Use Requests",)) == Action("Use Requests", "u")
 
 
 @pytest.mark.parametrize("name", ["answer", "Finish", "final_answer", "final"])

@@ -131,6 +131,9 @@ FRAMES = [
     "Action 2",
     "[ACTION] ",
     "Action: x (a tool)",
+    "ACTION: web search",  # a name of words (without the registered names)
+    "ACTION: 天气",  # a name of other letters
+    "Action: Ask question to",
 ]
 RUNS = [
     " ",
@@ -150,6 +153,9 @@ RUNS = [
     "(",
     "{",
     "a",
+    "a ",  # words: a name of at most five, then prose
+    "天",
+    "\u093f",  # a combining vowel sign, part of a name
     "1",
     "Action: ",
     "ACTION: x[",

@@ -179,9 +179,6 @@ def test_names_alone_keep_the_untyped_grammar() -> None:
     assert inspect.signature(protocol_grammar).parameters["tool_names"]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="without the tool names, the parser reads no CJK name and a spaced one's last word"
-)
 def test_the_parser_alone_reads_names_with_spaces_and_cjk() -> None:
     for name in ("web search", "天气"):
         parsed = parse(f"THOUGHT: look\nACTION: {name}[capital of Peru]")

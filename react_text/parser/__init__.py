@@ -48,8 +48,12 @@ What an action carries:
 - `tool`: a registered name when `tools` are given and one matches where a name is expected
   (exactly, then ignoring case; the registered spelling is returned), so names may hold spaces,
   hyphens, dots and any letters ("Wikipedia Research Tool", `fs.read_file`, `加法`); otherwise an
-  identifier, as written. `Finish`, `answer`, `final_answer` (and `final`) name the final answer
-  only when no tool of that name is registered.
+  identifier, as written. Without `tools`, the identifier may start with any letter (`天气`), and
+  a name may be two to five words with single spaces (`web search[x]`, "Action: Use Requests" then
+  "Action Input:") when they are all that comes before its input, or all of the line, and none of
+  them makes a sentence (a subject, a modal, a gerund or an article: "I will use search[x]" names
+  `search`, as a call later on the line). `Finish`, `answer`, `final_answer` (and `final`) name
+  the final answer only when no tool of that name is registered.
 - `input`: as written, after unwrapping one code fence; quotes around it stay (`"Sunol, CA"` is
   one value, which only the binder can tell; an answer loses one pair). A JSON object or array
   stays JSON text (in a blob, the text of that value); a blob input that is a JSON string is that

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import regex
+
 from .. import guard
 from ..protocol import DECOR
 from ..types import Action, Final, Parsed, ParseError
@@ -26,7 +28,21 @@ __all__ = ["directive", "read_tolerant"]
 _SECTIONS = 64
 _NEAR = 512  # characters a pattern matched at a position may read
 _DECORATION = re.compile(r"(?:[*_]{1,3}[ \t]++)?[`'\"*]{0,3}")  # before a tool name: "** Search", "`add`"
-_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]{0,63}")  # with the names given: an unregistered name, as before
+# Without the names: a name starts with any letter ("天气", "погода", "हिंदी": `regex`'s \w holds the
+# combining marks), and may be up to five such words ("web search", "Ask question to coworker").
+_NAME = regex.compile(r"[^\W\d][\w.\-]{0,63}+")
+_WORDS = regex.compile(r"[^\W\d][\w.\-]{0,63}+(?: [^\W\d][\w.\-]{0,63}+){1,4}+")
+_NAME_START, _NAME_CHAR = regex.compile(r"[^\W\d]"), regex.compile(r"[\w.\-]")  # one character each
+# Words that make a run of words a sentence, not a tool's name: a subject, a modal, a gerund, an
+# article ("I will use search[x]", "Using the calculator[...]"); then only the last word is the name,
+# as a call later on the line. Imperatives are not among them: names are often one ("Use Requests",
+# "Ask question to coworker").
+_PROSE = frozenset({
+    "i", "we", "me", "my", "you", "let", "lets",
+    "will", "shall", "should", "would", "could", "can", "must", "need", "want", "going",
+    "now", "then", "next", "using", "calling", "invoking", "trying", "the", "a", "an",
+})  # fmt: skip
 _FINAL_NAME = re.compile(r"(?i)final[ \t_]+answer\b")  # "Action: Final Answer" names the answer
 _OPEN = re.compile(r"[ \t]*[\[(]")
 # What leads from a tool name to its input label: a description in parentheses, decoration, line
@@ -161,14 +177,12 @@ def _read_action(text: str, section: _Section, labels: Labels, thought: str, nam
     name = _name_at(text, start, section.end, names)
     if name is not None:
         tool, after = name
-        label = _INPUT_LABEL.match(text, after, after + _NEAR)
-        if label is None and (caption := _CAPTION.match(text, after, after + _NEAR)) is not None:
-            label = _INPUT_LABEL.match(text, caption.end(), caption.end() + _NEAR)
-        if label is not None:  # tool [(description)] then Action Input: value (LangChain/MRKL)
-            return _labelled_input(text, tool, label.end(), labels, thought, names)
-        opening = _OPEN.match(text, after, min(section.end, after + _NEAR))
-        if opening is not None:  # tool[input]
-            return _bracketed(text, tool, opening.end() - 1, section, thought, names)
+        follows = _input_after(text, after, section.end)
+        if follows is not None:
+            labelled, at = follows
+            if labelled:  # tool [(description)] then Action Input: value (LangChain/MRKL)
+                return _labelled_input(text, tool, at, labels, thought, names)
+            return _bracketed(text, tool, at, section, thought, names)  # tool[input]
     call = _call_in_line(text, start, section.end, section, thought, names)
     if call is not None:  # "I will use calculator[17*23]"
         return call
@@ -190,20 +204,53 @@ def _blob_start(text: str, start: int, end: int) -> int | None:
     return None
 
 
+def _input_after(text: str, after: int, limit: int) -> tuple[bool, int] | None:
+    """What follows a tool name that ends at `after`: (True, where the value of its `Action Input:`
+    begins), (False, where its "[" or "(" is), or None."""
+    label = _INPUT_LABEL.match(text, after, after + _NEAR)
+    if label is None and (caption := _CAPTION.match(text, after, after + _NEAR)) is not None:
+        label = _INPUT_LABEL.match(text, caption.end(), caption.end() + _NEAR)
+    if label is not None:
+        return True, label.end()
+    opening = _OPEN.match(text, after, min(limit, after + _NEAR))
+    return (False, opening.end() - 1) if opening is not None else None
+
+
 def _name_at(text: str, pos: int, limit: int, names: Names | None) -> tuple[str, int] | None:
     """The tool name written at `pos`, and the index after it.
 
     A registered name may run past `limit`: "Tool: Search Tool Input: ..." finds a "Tool Input:"
-    label inside the name "Search Tool".
+    label inside the name "Search Tool". With the names given, a name that is not registered is an
+    identifier (an ASCII letter first); without them, any letter may come first, and a name may be
+    words (`_words_at`).
     """
     decoration = _DECORATION.match(text, pos)
     pos = decoration.end() if decoration is not None else pos
-    if names is not None and (registered := names.at(text, pos)) is not None:
-        return registered
-    m = _FINAL_NAME.match(text, pos, limit) or _IDENTIFIER.match(text, pos, limit)
-    if m is None:
+    if names is not None:
+        if (registered := names.at(text, pos)) is not None:
+            return registered
+        m = _FINAL_NAME.match(text, pos, limit) or _IDENTIFIER.match(text, pos, limit)
+        return (names.lookup(m.group()), m.end()) if m is not None else None
+    alone = _FINAL_NAME.match(text, pos, limit) or _words_at(text, pos, limit) or _NAME.match(text, pos, limit)
+    return (alone.group(), alone.end()) if alone is not None else None
+
+
+def _words_at(text: str, pos: int, limit: int) -> regex.Match[str] | None:
+    """A name of two to five words at `pos` ("web search", "Wikipedia Research Tool"), single
+    spaces between them, when it is all that comes before its input (a bracket or an `Action
+    Input:`) or all of its line; None when it is longer than 64 characters, or reads as a sentence
+    (a word of _PROSE: "I will use search", "Use the calculator") or as "no action".
+    """
+    m = _WORDS.match(text, pos, limit)
+    if m is None or len(m.group()) > 64 or _NO_ACTION.fullmatch(m.group()):
         return None
-    return (names.lookup(m.group()) if names is not None else m.group()), m.end()
+    if any(word.casefold() in _PROSE for word in m.group().split(" ")):
+        return None
+    line_end = text.find("\n", m.end(), limit)
+    line_end = limit if line_end == -1 else line_end
+    if _input_after(text, m.end(), limit) is None and not _NO_INPUT.fullmatch(text, m.end(), line_end):
+        return None
+    return m
 
 
 def _labelled_input(
@@ -255,7 +302,7 @@ def _call_in_line(
         before = text[max(start, bracket - 80) : bracket].rstrip(" \t")
         tool = names.ending(before) if names is not None else None
         if tool is None:
-            written = _trailing_identifier(before)
+            written = _trailing_identifier(before, any_letter=names is None)
             if written is None:
                 continue
             tool = names.lookup(written) if names is not None else written
@@ -275,19 +322,30 @@ def _brackets(text: str, start: int, end: int) -> Iterator[int]:
             round_ = text.find("(", round_ + 1, end)
 
 
-def _trailing_identifier(text: str) -> str | None:
+def _trailing_identifier(text: str, *, any_letter: bool) -> str | None:
     """The identifier `text` ends with (spaces after it allowed): the longest one of at most 64
     characters that starts with a letter or "_" and holds only word characters, dots and hyphens.
+    The letter is an ASCII one unless `any_letter` (then the characters are `_NAME`'s).
 
     A scan back from the end over at most 64 characters (a searched pattern would try every start).
     """
     end = len(text.rstrip(" \t"))
     start = end
-    while start > max(0, end - 64) and (word_char(text[start - 1]) or text[start - 1] in ".-"):
+    while start > max(0, end - 64) and _in_name(text[start - 1], any_letter):
         start -= 1
-    while start < end and not ((text[start].isalpha() and text[start].isascii()) or text[start] == "_"):
+    while start < end and not _starts_name(text[start], any_letter):
         start += 1
     return text[start:end] if start < end else None
+
+
+def _in_name(char: str, any_letter: bool) -> bool:
+    return _NAME_CHAR.match(char) is not None if any_letter else word_char(char) or char in ".-"
+
+
+def _starts_name(char: str, any_letter: bool) -> bool:
+    if any_letter:
+        return _NAME_START.match(char) is not None
+    return (char.isalpha() and char.isascii()) or char == "_"
 
 
 def directive(tool: str, value: str, thought: str, discarded: str, closed: bool, names: Names | None) -> Action | Final:
