@@ -297,7 +297,7 @@ def test_without_tools_a_name_may_start_with_any_letter(text: str, tool: str, va
         # Not a name: the last word is, as a call later on the line.
         ("ACTION: I will use search[capital of Peru]", "search", "capital of Peru"),  # a subject, a modal
         ("ACTION: Using the calculator[2 + 2]", "calculator", "2 + 2"),  # a gerund, an article
-        ("ACTION: Let me look up[train]", "up", "train"),
+        ("ACTION: Let me check weather[Paris]", "weather", "Paris"),
         ("ACTION: one two three four five six[x]", "six", "x"),  # more than five words
         ("ACTION: web  search[x]", "search", "x"),  # two spaces
         ("ACTION: I will use web search[x]", "search", "x"),  # only the names can tell where it starts
