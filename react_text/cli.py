@@ -455,22 +455,41 @@ def _model_recipe(args: argparse.Namespace, base_url: str | None) -> Callable[[]
     )
 
 
-def _think_refused(args: argparse.Namespace, model: Any = None, prompting: Prompting | None = None) -> None:
-    """--think changes only the grammar (a free <think> block may come first): where a run sends no
-    grammar it would do nothing, so it is refused at once. The flags alone say so for --script and
-    --no-grammar (before a model is made or loaded); the model and the settled prompting, for a
-    server that is sent the grammar only when asked."""
-    if not args.think:
-        return
-    if args.script:
+def _refuse_unused(args: argparse.Namespace, model: Any = None, prompting: Prompting | None = None) -> None:
+    """A flag that would do nothing in this run is refused at once, saying what to add or leave out.
+    The flags alone say so for --script and --no-grammar (before a model is made or loaded); the
+    model and the settled prompting (a trace's settings included), for the rest.
+
+    --think changes only the grammar (a free <think> block may come first): a server is sent the
+    grammar only when asked. --threads sets the in-process model's threads: a server runs its own.
+    --max-actions caps the actions of one reply, which only --parallel runs."""
+    if args.think and args.script:
         raise ConfigError("--think does nothing with --script (its replies are played as they are): leave it out")
-    if args.grammar is False:
+    if args.think and args.grammar is False:
         raise ConfigError("--think works under the grammar, which --no-grammar turns off: leave one of them out")
-    if model is not None and prompting is not None and no_grammar(describe_model(model), prompting.grammar):
+    if args.threads is not None and args.script:
+        raise ConfigError("--threads sets the in-process model's threads, and --script plays replies: leave it out")
+    actions = getattr(args, "max_actions", None) is not None
+    if actions and not args.script and getattr(args, "parallel", None) is not True:  # no trace to make it parallel
+        raise ConfigError(_ACTIONS_ALONE)
+    if model is None or prompting is None:
+        return
+    info = describe_model(model)
+    if args.think and no_grammar(info, prompting.grammar):
         raise ConfigError(
             f"--think lets the model think in a {THINK_OPEN} block before the protocol, under the grammar, "
             "and a server is sent the grammar only with --grammar: add --grammar (or leave --think out)"
         )
+    if args.threads is not None and not info.in_process:
+        raise ConfigError("--threads sets the in-process model's threads, and a server runs its own: leave it out")
+    if actions and not prompting.parallel:
+        raise ConfigError(_ACTIONS_ALONE)
+
+
+_ACTIONS_ALONE = (
+    "--max-actions caps the actions of one reply that run, which only --parallel runs: "
+    "add --parallel (or leave --max-actions out)"
+)
 
 
 def _temperature(text: str) -> float:
@@ -591,7 +610,7 @@ def _reader(name: str) -> Callable[[str, tuple[str, ...]], dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    _think_refused(args)
+    _refuse_unused(args)
     choices = _choices(args)
     task = args.task
     count_tokens = None
@@ -603,7 +622,7 @@ def _run(args: argparse.Namespace) -> int:
         task = task if task is not None else script.task
     else:
         model = _model_recipe(args, args.base_url)()
-        _think_refused(args, model, config.settle(model, choices)[1])
+    _refuse_unused(args, model, config.settle(model, choices)[1])
     if task is None:
         raise ConfigError('give the task, in quotes: react-text run "What is 17 * 23 + 5?"')
     if not task.strip():
@@ -781,7 +800,7 @@ def _eval(args: argparse.Namespace) -> int:
     root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
     if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
         raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
-    _think_refused(args)
+    _refuse_unused(args)
     choices = _choices(args)
     extra: list[Tool] = [t for spec in choices.modules for t in config.module_tools(spec)]
     if not choices.mcp:
@@ -810,7 +829,7 @@ def _eval(args: argparse.Namespace) -> int:
         probe = models[0]
         concurrency = 1 if config.is_in_process(probe) else args.concurrency or 4 * len(models)
     limits, prompting = config.settle(probe, choices)
-    _think_refused(args, probe, prompting)
+    _refuse_unused(args, probe, prompting)
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE: the results to keep")
     done = evaluation.resume(args.out) if args.resume else []

@@ -90,3 +90,50 @@ def test_think_where_no_grammar_is_sent_is_refused_saying_what_to_add(
     """--think only changes the grammar (a free <think> block may come first): where a run sends
     none it would do nothing, so it is refused at once, before any model is asked or loaded."""
     assert set_up_error(cli(*args, cwd=folder)) == line
+
+
+THREADS_SERVER = "react-text: --threads sets the in-process model's threads, and a server runs its own: leave it out"
+THREADS_SCRIPT = "react-text: --threads sets the in-process model's threads, and --script plays replies: leave it out"
+ACTIONS = (
+    "react-text: --max-actions caps the actions of one reply that run, which only --parallel runs: "
+    "add --parallel (or leave --max-actions out)"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("run", *SERVER, "--threads", "2", "q"), THREADS_SERVER),
+        (("eval", "t.jsonl", *SERVER, "--threads", "2"), THREADS_SERVER),
+        (("run", "--script", "s.txt", "--threads", "2", "q"), THREADS_SCRIPT),
+        (("run", *SERVER, "--max-actions", "2", "q"), ACTIONS),
+        (("run", "--max-actions", "2", "q"), ACTIONS),  # the in-process model, not loaded to say so
+        (("run", "--script", "s.txt", "--max-actions", "2", "q"), ACTIONS),
+        (("eval", "t.jsonl", "--script", "s.txt", "--max-actions", "2"), ACTIONS),
+    ],
+    ids=[
+        "run-server",
+        "eval-server",
+        "run-script",
+        "max-actions-server",
+        "max-actions-local",
+        "max-actions-script",
+        "eval-max-actions",
+    ],
+)
+def test_a_flag_that_would_do_nothing_is_refused_saying_why(folder: Path, args: tuple[str, ...], line: str) -> None:
+    """Found by an outside review (attack5): --threads on a server, or --max-actions without
+    --parallel, were taken and did nothing. Each is one line, exit 2, before anything runs."""
+    assert set_up_error(cli(*args, cwd=folder)) == line
+
+
+def test_max_actions_is_taken_where_the_trace_runs_in_parallel(folder: Path) -> None:
+    """--max-actions with a trace recorded under --parallel is not refused: the trace's settings
+    make the replay parallel."""
+    script = folder / "two.txt"
+    script.write_text("ACTION: calculator[1 + 1]\nACTION: calculator[2 + 2]\n---\nFINAL: 2 and 4\n")
+    first = cli("run", "--script", "two.txt", "--parallel", "--trace", "p.jsonl", "Add.", cwd=folder)
+    assert first.returncode == 0, first.stderr
+    again = cli("run", "--script", "p.jsonl", "--max-actions", "1", cwd=folder)
+    assert "max-actions" not in again.stderr, again.stderr
+    assert again.returncode in (0, 1), again.stderr
