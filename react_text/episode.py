@@ -269,13 +269,21 @@ class _Protocol:
             allowance = self.plan.fit(number, forced=False)
             if allowance == "window":
                 # No room for another step and the forced call after it: ask for the answer now, if
-                # that fits; else make the step if it fits alone; else nothing can be sent.
-                if self.limits.force_final and isinstance(self._fit_forced(number, WINDOW), int):
+                # that fits; else make the step if it fits alone; else nothing can be sent. Once a
+                # server has said how it counts, a forced call that fits only without the slack is
+                # asked before such a step (after it, no forced call would fit: the run would need
+                # the model to answer of itself); before that, the plan is too rough to trust so.
+                calibrated = self.meter.calibrated
+                if self.limits.force_final and isinstance(self._fit_forced(number, WINDOW, squeeze=calibrated)[0], int):
                     limit = WINDOW
                     number -= 1
                     break
                 allowance = self.plan.fit(number, forced=False, reserve=False)
                 if not isinstance(allowance, int):
+                    if self.limits.force_final and isinstance(self._fit_forced(number, WINDOW, squeeze=True)[0], int):
+                        limit = WINDOW
+                        number -= 1
+                        break
                     return self._finish("model_error", error=self.plan.window_words())
             if allowance is None:
                 limit = "max_tokens"
@@ -335,9 +343,20 @@ class _Protocol:
             return f"the context window of {self.plan.window} tokens"
         return limit_words(self.limits, limit)
 
-    def _fit_forced(self, number: int, limit: StopReason | _Window) -> int | Literal["window"] | None:
-        note = prompting.render("corrections/force_final", limit=self._words(limit))
-        return self.plan.fit(number, forced=True, extra_local=self.history.note_cost(note))
+    def _fit_forced(
+        self, number: int, limit: StopReason | _Window, *, squeeze: bool = False
+    ) -> tuple[int | Literal["window"] | None, str]:
+        """The allowance of the forced final call and the note that asks for it: the whole note,
+        or, when that does not fit, the short one; `squeeze`: at last with no slack kept (the
+        estimate alone must fit), rather than end the run without asking for its answer."""
+        tries = [(prompting.render("corrections/force_final", limit=self._words(limit)), False)]
+        short = prompting.render("corrections/force_final_short")
+        tries += [(short, False), (short, True)] if squeeze else [(short, False)]
+        for note, tight in tries:
+            fitted = self.plan.fit(number, forced=True, extra_local=self.history.note_cost(note), squeeze=tight)
+            if isinstance(fitted, int):
+                break
+        return fitted, note
 
     def _forced(self, at: StopReason | _Window, number: int) -> _Play:
         """One last call that asks for the final answer, at a limit (the context window ends a run
@@ -346,8 +365,7 @@ class _Protocol:
         limit: StopReason = "max_tokens" if at == WINDOW else at
         if not self.limits.force_final:
             return self._finish(limit, error=words)
-        note = prompting.render("corrections/force_final", limit=words)
-        allowance = self._fit_forced(number, at)
+        allowance, note = self._fit_forced(number, at, squeeze=True)  # the last call: rather tight than none
         if not isinstance(allowance, int):
             return self._finish(limit, error=f"{words}; no room was left for the forced final call")
         self.history.add_note(note)
@@ -444,7 +462,7 @@ class _Protocol:
                     elided, allowance = self.history.elided, again
                     continue
                 ends = not forced and self.limits.force_final and self.plan.window is not None
-                if ends and isinstance(self._fit_forced(number, WINDOW), int):
+                if ends and isinstance(self._fit_forced(number, WINDOW, squeeze=True)[0], int):
                     return WINDOW
             return self._finish("model_error", error=scrub(str(event.error)))
         reply = event.reply

@@ -70,23 +70,30 @@ class Plan:
         for the step a plan may hold room for."""
         return max(_WINDOW_SLACK, prompt // 32, self.history.messages + 2 if self.history.messages else 0)
 
-    def window_left(self, prompt: int) -> int | None:
-        """What the context window leaves a reply after a prompt of `prompt` tokens; None: no window."""
-        return None if self.window is None else self.window - prompt - self.slack(prompt)
+    def window_left(self, prompt: int, *, squeeze: bool = False) -> int | None:
+        """What the context window leaves a reply after a prompt of `prompt` tokens (`squeeze`: with
+        no slack kept); None: no window."""
+        if self.window is None:
+            return None
+        return self.window - prompt - (0 if squeeze else self.slack(prompt))
 
-    def allowance(self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True) -> int:
+    def allowance(
+        self, prompt: int, *, forced: bool, billed: int | None = None, window: bool = True, squeeze: bool = False
+    ) -> int:
         allowance = self.forced_tokens if forced else self.limits.reply_tokens
-        left = self.window_left(prompt) if window else None
+        left = self.window_left(prompt, squeeze=squeeze) if window else None
         if left is not None:
             allowance = min(allowance, left)
         room = self.budget_room(prompt, forced, billed)
         return allowance if room is None else min(allowance, room)
 
     def fit(
-        self, number: int, *, forced: bool, extra_local: int = 0, reserve: bool = True
+        self, number: int, *, forced: bool, extra_local: int = 0, reserve: bool = True, squeeze: bool = False
     ) -> int | Literal["window"] | None:
         """The allowance of call `number`, after eliding old steps if the window needs it: None when
-        the budget leaves no room, "window" when only the context window is too small.
+        the budget leaves no room, "window" when only the context window is too small. `squeeze`:
+        the estimate alone must fit, without the slack kept for a server's own framing (the last
+        try of a forced final call, before a run would end without one).
 
         A normal call is made only if the window leaves room, after it, for the forced final call:
         the history elided as far as it can be (every step up to this one), its note and a short
@@ -105,7 +112,7 @@ class Plan:
                 target = int((self.window * 31 / 32 - framing - want - headroom) / self.meter.rate) - extra_local
                 self.history.elide(max(target, 0), keep_from=number if forced else number - 1)  # it tells its meter
         prompt = self.estimate(new, note=note)
-        allowance = self.allowance(prompt, forced=forced)
+        allowance = self.allowance(prompt, forced=forced, squeeze=squeeze)
         if allowance >= MIN_REPLY_TOKENS and (forced or not reserve or self.forced_fits_after(number, like=number - 1)):
             return allowance
         if self.allowance(prompt, forced=forced, window=False) >= MIN_REPLY_TOKENS:

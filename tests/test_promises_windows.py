@@ -175,6 +175,28 @@ def test_an_exhausted_window_ends_with_the_forced_final_call(driver: Driver) -> 
     assert all(scripted_size(c) + c.max_tokens <= 420 for c in model.calls)
 
 
+def test_a_window_that_only_a_short_request_for_the_answer_fits_gets_it(driver: Driver) -> None:
+    """Found by an outside review (attack5): in a 500-token window, a server counting a token per
+    two characters and tool results of 3,000 words, the second step's request fitted (it was made
+    with no room kept for the forced call after it), and then the run ended as a model_error: the
+    forced call, with its note, did not fit by the estimate. When a step can be made only with no
+    room for the forced call after it, the forced call is asked first if it fits at all: a short
+    note, and no slack when the server has said how it counts."""
+
+    def big(n: int) -> str:
+        """Return a big page."""
+        return " ".join(f"word{i}" for i in range(3000))
+
+    model = ScriptedModel(
+        [f"ACTION: big[{n}]" for n in range(1, 6)], context_window=500, tokenizer=lambda text: len(text) // 2
+    )
+    answers = AnswerWhenAsked(model, words=r"\bFINAL\b")
+    result = driver(Agent(answers, tools=[big], limits=Limits(reply_tokens=32)), "Read.")
+    assert (result.stop_reason, result.forced, result.answer) == ("max_tokens", True, "42"), result.error
+    assert result.error and "context window of 500 tokens" in result.error
+    assert len(model.calls) == len(result.steps)  # no request was refused
+
+
 class Unsaid:
     """A ScriptedModel's server that does not say its window (it enforces it all the same)."""
 
@@ -191,21 +213,26 @@ class Unsaid:
 
 class AnswerWhenAsked:
     """Wraps a ScriptedModel: when a step's observation comes with a word about the limit (the
-    forced call asks for the final answer, naming the limit), answers it."""
+    forced call asks for the final answer, naming the limit; or `words`), answers it."""
 
     api = "chat"
     name = "scripted"
     accepts_grammar = False
 
-    def __init__(self, inner: ScriptedModel) -> None:
+    def __init__(self, inner: ScriptedModel, words: str = r"\blimit\b") -> None:
         self.inner = inner
+        self.words = words
         self.context_window = inner.context_window
         self.count_tokens = inner.count_tokens
 
     def generate(self, request: Request) -> Reply:
         sent = messages(request)
-        if len(sent) > 2 and re.search(r"\blimit\b", sent[-1].content, re.IGNORECASE):
-            final = ScriptedModel(["THOUGHT: enough.\nFINAL: 42"], context_window=self.inner.context_window)
+        if len(sent) > 2 and re.search(self.words, sent[-1].content, re.IGNORECASE):
+            final = ScriptedModel(
+                ["THOUGHT: enough.\nFINAL: 42"],
+                context_window=self.inner.context_window,
+                tokenizer=self.inner.tokenizer,
+            )
             reply = final.generate(request)
             self.inner.calls.append(request)
             return reply

@@ -33,6 +33,7 @@ KNOWN = {
     "corrections/declined": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
+    "corrections/force_final_short": set(),
     "corrections/truncated": {"omitted"},
     "corrections/reply_cut": {"tokens"},
     "corrections/answer_cut": {"tokens"},
