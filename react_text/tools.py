@@ -68,6 +68,11 @@ class Tool:
             raise TypeError(f"pure must be True or False, not {self.pure!r}")
         if not isinstance(self.idempotent, bool):
             raise TypeError(f"idempotent must be True or False, not {self.idempotent!r}")
+        if self.pure and self.idempotent:
+            raise ValueError(
+                f"tool {self.name} is given pure=True (no side effects) and idempotent=True (side effects "
+                "that a repeat adds nothing to): give the one that is true of it"
+            )
         if self.timeout is not None and not (
             isinstance(self.timeout, int | float) and not isinstance(self.timeout, bool) and self.timeout > 0
         ):
