@@ -164,7 +164,7 @@ def test_pure_is_a_tool_field_and_the_built_in_tools_are_pure(tmp_path: Path) ->
     with pytest.raises(TypeError, match="pure must be True or False"):
         Tool("f", "X.", f, pure="yes")  # type: ignore[arg-type]
     # the two say opposite things of a tool's side effects (found by an outside review, attack5)
-    with pytest.raises(ValueError, match="pure=True .* idempotent=True"):
+    with pytest.raises(ValueError, match=r"pure=True .* idempotent=True"):
         tool(f, pure=True, idempotent=True)
     built_in = config.tools(root=str(tmp_path))
     assert {t.name: t.pure for t in built_in} == {"calculator": True, "python_doc": True, "search": True, "read": True}
