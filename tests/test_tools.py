@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import inspect
 import random
@@ -180,6 +181,27 @@ def test_the_listing_shows_what_binding_accepts() -> None:
         "count: int | null = null, verbose=false, tags: list[str] | null = null, "
         "table: dict[str, int] | null = null, anything: any = null, *rest: int, **options]"
     )
+
+
+def test_a_default_json_has_no_form_for_is_listed_without_its_address() -> None:
+    """Found by an outside review (attack5): a default like `cb=<function <lambda> at 0x7f...>` put
+    a memory address in the listing, so the instructions changed from one process to the next."""
+
+    class Unit:
+        pass
+
+    def fetch(url: str, parse=lambda page: page, unit=Unit(), kind=Unit, when=datetime.date(2026, 1, 2)) -> str:  # type: ignore[no-untyped-def]  # noqa: B008
+        """Fetch a page."""
+        return url
+
+    form = tool(fetch).form
+    assert form == (
+        "fetch[url, parse=<function test_a_default_json_has_no_form_for_is_listed_without_its_address.<locals>.<lambda>>, "
+        "unit=<test_a_default_json_has_no_form_for_is_listed_without_its_address.<locals>.Unit object>, "
+        "kind=<class test_a_default_json_has_no_form_for_is_listed_without_its_address.<locals>.Unit>, "
+        "when=datetime.date(2026, 1, 2)]"
+    ), form
+    assert " at 0x" not in form
 
 
 def test_the_instruction_block_lists_the_forms() -> None:

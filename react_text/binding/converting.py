@@ -549,4 +549,14 @@ def literal(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return repr(value)
+        return _shown(value)
+
+
+def _shown(value: object) -> str:
+    """A value JSON has no form for, as Python shows it, but never with its memory address: the
+    tool listing would change from one process to the next (and a server's prompt cache miss)."""
+    if callable(value) and hasattr(value, "__qualname__"):  # a function, a method, a class
+        return f"<{'class' if isinstance(value, type) else 'function'} {value.__qualname__}>"
+    if type(value).__repr__ is object.__repr__:
+        return f"<{type(value).__qualname__} object>"
+    return repr(value)
