@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -85,19 +86,22 @@ class RunSpans(Quiet):
 _NONE = RunSpans()
 _api: Any = None  # the opentelemetry.trace module, once looked for; False when it is not installed
 _tracer: Any = None
+_looking = threading.Lock()  # a process's first runs may start on several threads at once
 
 
 def start(agent: Agent, task: str) -> RunSpans:
     """The spans of a run that starts now: a no-op without opentelemetry-api or when not recording."""
     global _api, _tracer
     if _api is None:
-        try:
-            from opentelemetry import trace
-        except ImportError:
-            _api = False
-        else:
-            _api = trace
-            _tracer = trace.get_tracer("react_text", _version())
+        with _looking:
+            if _api is None:  # the tracer is set before the module, so a reader never sees one alone
+                try:
+                    from opentelemetry import trace
+                except ImportError:
+                    _api = False
+                else:
+                    _tracer = trace.get_tracer("react_text", _version())
+                    _api = trace
     if _api is False:
         return _NONE
     run = _Spans(_api, _tracer, agent, task)

@@ -150,7 +150,9 @@ class LocalModel:
         self._template = _chat_template(self._llm) if self.api == "chat" else None
         self._embedded = embedded or _is_default(Path(self.path))
         self._lock = threading.Lock()  # llama.cpp is not re-entrant: one call at a time
-        self._worker: ThreadPoolExecutor | None = None  # agenerate's thread, made on first use
+        # agenerate's thread, started on first use; made here, not then, so that runs of several
+        # threads' event loops never make two
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-text-llama")
         self._stop = threading.Event()  # set by close: a call in progress stops at its next token
         self._stopping_criteria = llama_cpp.StoppingCriteriaList([self._stopping])
         self._last: _Sequence | None = None  # the last call's ids, extended by the next call
@@ -214,8 +216,7 @@ class LocalModel:
         memory; the model takes no more calls. Called on Ctrl-C, so that native code is never left
         running (or freed) while the interpreter shuts down. Closing twice is closing once."""
         self._stop.set()
-        if self._worker is not None:
-            self._worker.shutdown(wait=True, cancel_futures=True)
+        self._worker.shutdown(wait=True, cancel_futures=True)
         with self._lock:
             self._llm.close()
 
@@ -225,9 +226,11 @@ class LocalModel:
 
     async def agenerate(self, request: Request) -> Reply:
         """`generate` on the model's own thread: the event loop runs on, and calls queue up in order."""
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="react-text-llama")
-        return await asyncio.get_running_loop().run_in_executor(self._worker, self.generate, request)
+        try:
+            future = asyncio.get_running_loop().run_in_executor(self._worker, self.generate, request)
+        except RuntimeError as exc:  # closed: the worker takes no more calls, and generate would say so
+            raise ModelError("the model was closed") from exc
+        return await future
 
     def _generate(self, request: Request) -> Reply:
         self.render_last = self.render(request)
