@@ -635,6 +635,36 @@ CONTEXT_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     ),
     "Ollama": (400, {"error": "the input length exceeds the context length"}),
     "LM Studio": (400, {"error": "Input length 6491 exceeds context length 1500"}),
+    "SGLang, the input is longer": (
+        400,
+        {
+            "object": "error",
+            "message": "The input (1561 tokens) is longer than the model's context length (1500 tokens).",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+    ),
+    "SGLang, prompt and completion": (
+        400,
+        {
+            "object": "error",
+            "message": "Requested token count exceeds the model's maximum context length of 1500 tokens. You requested a total of 1689 tokens: 1561 tokens from the input messages and 128 tokens for the completion. Please reduce the number of tokens in the input messages or the completion to fit within the limit.",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+    ),
+    "SGLang's scheduler": (
+        400,
+        {
+            "object": "error",
+            "message": "Input length (1561 tokens) exceeds the maximum allowed length (1499 tokens). Use a shorter input or enable --allow-auto-truncate.",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+    ),
 }
 WINDOWS_SAID = {  # the window each of those errors names (None: it names none)
     "OpenAI": 8192,
@@ -648,6 +678,9 @@ WINDOWS_SAID = {  # the window each of those errors names (None: it names none)
     "llama-cpp-python server": 256,
     "Ollama": None,
     "LM Studio": 1500,
+    "SGLang, the input is longer": 1500,
+    "SGLang, prompt and completion": 1500,
+    "SGLang's scheduler": 1499,
 }
 NOT_CONTEXT_ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     "a bad parameter": (400, {"error": {"message": "bad temperature", "param": "temperature"}}),

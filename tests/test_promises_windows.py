@@ -12,16 +12,20 @@ what ScriptedModel was sent.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from promises import cl100k, messages
 
-from react_text import Agent, Limits, Reply, Request, RunResult, ScriptedModel, Usage, tool
+from react_text import Agent, Limits, OpenAIChat, Reply, Request, RunResult, ScriptedModel, Usage, tool
 from react_text.errors import ContextLengthError
 
 Driver = Callable[[Agent, str], RunResult]
@@ -439,6 +443,13 @@ def test_runs_at_the_very_edge_of_the_window_complete(driver: Driver, case: int)
         ),
         ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", 9000),
         ('{"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}}', 5000),
+        ("The input (1561 tokens) is longer than the model's context length (1500 tokens).", 1561),  # SGLang
+        (
+            "Requested token count exceeds the model's maximum context length of 1500 tokens. You requested a total"
+            " of 1689 tokens: 1561 tokens from the input messages and 128 tokens for the completion.",
+            1561,
+        ),
+        ("Input length (1561 tokens) exceeds the maximum allowed length (1499 tokens).", 1561),  # its scheduler
         ("context length exceeded", None),
     ],
 )
@@ -448,12 +459,119 @@ def test_the_servers_count_of_a_refused_prompt_is_read(words: str, count: int | 
     assert wire.prompt_said(words) == count
 
 
+class _SGLang(BaseHTTPRequestHandler):
+    """A chat server that refuses as SGLang 0.5's tokenizer manager does, in its words and its
+    ErrorResponse body: "The input (N tokens) is longer than the model's context length (W tokens)."
+    when the prompt alone reaches the window, "Requested token count exceeds the model's maximum
+    context length of W tokens. ..." when the prompt and max_tokens do. It counts with its own
+    tokenizer (two tokens a word, four a message) and does not say its window at GET."""
+
+    window = 1500
+    replies: ClassVar[list[str]] = []
+    posts: ClassVar[list[dict[str, Any]]] = []
+    refusals: ClassVar[list[str]] = []  # "input" or "total", in order
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send(
+            404, {"object": "error", "message": "Not Found", "type": "NotFoundError", "param": None, "code": 404}
+        )
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.posts.append(body)
+        n, most, c = sum(2 * len(m["content"].split()) + 4 for m in body["messages"]), body["max_tokens"], self.window
+        if n >= c:
+            self.refusals.append("input")
+            message = f"The input ({n} tokens) is longer than the model's context length ({c} tokens)."
+        elif n + most >= c:
+            self.refusals.append("total")
+            message = (
+                f"Requested token count exceeds the model's maximum context length of {c} tokens. You requested a "
+                f"total of {n + most} tokens: {n} tokens from the input messages and {most} tokens for the "
+                "completion. Please reduce the number of tokens in the input messages or the completion to fit "
+                "within the limit."
+            )
+        else:
+            text = self.replies.pop(0)
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            usage = {"prompt_tokens": n, "completion_tokens": 2 * len(text.split()), "total_tokens": 0}
+            self._send(
+                200,
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "m",
+                    "choices": [choice],
+                    "usage": usage,
+                },
+            )
+            return
+        self._send(400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400})
+
+
+@pytest.fixture
+def sglang() -> Iterator[str]:
+    _SGLang.posts, _SGLang.refusals = [], []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SGLang)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("lines", "reply_tokens", "refused"),
+    [(33, 64, "input"), (10, 300, "total")],
+    ids=["the-input-is-longer", "requested-token-count-exceeds"],
+)
+def test_sglangs_context_length_errors_get_the_elided_retry(
+    driver: Driver, sglang: str, lines: int, reply_tokens: int, refused: str
+) -> None:
+    """SGLang's refusals are context-length errors naming the window and its count of the prompt:
+    the run learns the window from them, elides, retries once, and finishes; every refusal is
+    followed by a request that fits (outside review, attack5: "The input (N tokens) is longer than
+    the model's context length (W tokens)." ended the run at once as a model_error)."""
+
+    @tool
+    def page(n: int) -> str:
+        """Read a page."""
+        return " ".join(["the cat sat on the mat"] * lines)
+
+    _SGLang.replies = [f"THOUGHT: page {i}.\nACTION: page[{i}]" for i in range(8)] + ["THOUGHT: read.\nFINAL: done"]
+    model = OpenAIChat("m", base_url=sglang, api_key="none", max_retries=0)
+    agent = Agent(model, tools=[page], limits=Limits(steps=12, reply_tokens=reply_tokens))
+    result = driver(agent, "Read the pages.")
+    assert (result.stop_reason, result.answer) == ("final", "done"), result.error
+    assert _SGLang.refusals[:1] == [refused]
+    assert len(_SGLang.refusals) <= 2  # one refusal teaches the window (a second: the first told too little)
+    assert model.context_window == _SGLang.window
+    assert any(step.elided for step in result.steps)
+
+
 def test_reading_the_count_takes_linear_time() -> None:
     import time
 
     from react_text.backends import wire
 
-    for pumped in ("1" * 100_000 + " in the", "messages resulted in " * 5000 + "x", "n_prompt_tokens" + " " * 100_000):
+    pumped_sglang = ("input (" + "1" * 100_000, "1" * 100_000 + " tokens from the input", "input length (" * 7000)
+    for pumped in (
+        "1" * 100_000 + " in the",
+        "messages resulted in " * 5000 + "x",
+        "n_prompt_tokens" + " " * 100_000,
+        *pumped_sglang,
+    ):
         started = time.perf_counter()
         assert wire.prompt_said(pumped + "!") is None
         assert time.perf_counter() - started < 1.0

@@ -57,7 +57,16 @@ _NOT_OBJECTS = (str, bytes, int, float, bool, list, tuple)
 #                                      maximum context length is N tokens. However, your request has
 #                                      M input tokens", "'max_tokens' ... is too large: ... This
 #                                      model's maximum context length is ..."), llama-cpp-python's
-#                                      server (its context_length_exceeded formatter)
+#                                      server (its context_length_exceeded formatter), SGLang's
+#                                      tokenizer manager when prompt and max_tokens pass the window
+#                                      ("Requested token count exceeds the model's maximum context
+#                                      length of W tokens. You requested a total of T tokens: N
+#                                      tokens from the input messages and M tokens for the completion")
+#   longer than the model's context    SGLang's tokenizer manager: "The input (N tokens) is longer
+#   length                             than the model's context length (W tokens)." (Together too)
+#   exceeds the maximum allowed        SGLang's scheduler: "Input length (N tokens) exceeds the
+#   length                             maximum allowed length (M tokens). Use a shorter input or
+#                                      enable --allow-auto-truncate." (M: what a prompt may hold)
 #   maximum model length               vLLM's engine: "The decoder prompt (length N) is longer than
 #                                      the maximum model length of M."
 #   exceeds the available context      llama.cpp's server: "request (N tokens) exceeds the available
@@ -73,7 +82,8 @@ _NOT_OBJECTS = (str, bytes, int, float, bool, list, tuple)
 _CONTEXT_EXCEEDED = regex.compile(
     r"(?i)context_length_exceeded|maximum context length|maximum model length"
     r"|exceeds? the available context|exceed_context_size_error|exceeds the context window"
-    r"|exceeds (?:the )?context length|exceeds? context window"
+    r"|exceeds (?:the )?context length|exceeds? context window|longer than the model's context length"
+    r"|exceeds the maximum allowed length"
 )
 
 
@@ -302,10 +312,13 @@ def _read_usage(raw: object) -> Usage | None:
 
 # Where those errors name the window: OpenAI, vLLM, llama-cpp-python ("maximum context length is
 # 4096 tokens"), vLLM's engine ("maximum model length of 8192"), llama.cpp ("available context size
-# (4096 tokens)", and "n_ctx": 4096 in its body), LM Studio ("exceeds context length 1500").
+# (4096 tokens)", and "n_ctx": 4096 in its body), LM Studio ("exceeds context length 1500"), SGLang
+# ("the model's context length (1500 tokens)", "maximum context length of 1500 tokens", its
+# scheduler's "maximum allowed length (1499 tokens)").
 _WINDOW_SAID = regex.compile(
     r"(?i)maximum context length is (\d+)|maximum model length of (\d+)|context size \((\d+) tokens"
-    r"|exceeds context length (\d+)|\bn_ctx['\"]?\s*:\s*(\d+)"
+    r"|exceeds context length (\d+)|\bn_ctx['\"]?\s*:\s*(\d+)|model's context length \((\d{1,9}+) tokens"
+    r"|maximum context length of (\d{1,9}+)|maximum allowed length \((\d{1,9}+) tokens"
 )
 
 
@@ -319,10 +332,12 @@ def window_said(*said: object) -> int | None:
 
 
 # vLLM: "(372 in the messages, 449 in the completion)"; OpenAI: "your messages resulted in 372
-# tokens"; llama.cpp's server: "n_prompt_tokens": 372.
+# tokens"; llama.cpp's server: "n_prompt_tokens": 372; SGLang: "The input (372 tokens) is longer",
+# "372 tokens from the input messages", "Input length (372 tokens) exceeds".
 _PROMPT_SAID = regex.compile(
     r"(?i)\b(\d{1,9}+) in the messages\b|messages resulted in (\d{1,9}+) tokens"
-    r"|\bn_prompt_tokens['\"]?\s{0,9}+:\s{0,9}+(\d{1,9}+)"
+    r"|\bn_prompt_tokens['\"]?\s{0,9}+:\s{0,9}+(\d{1,9}+)|\binput \((\d{1,9}+) tokens\) is longer"
+    r"|\b(\d{1,9}+) tokens from the input messages\b|\binput length \((\d{1,9}+) tokens\) exceeds"
 )
 
 
