@@ -10,7 +10,7 @@ when it is made; a function whose parameters cannot be read is refused then, not
 How an input text becomes arguments is `binding.bind`; the tool list shows what it accepts
 (`search[query, limit=5]`, `add[a: float, b: float]`). Whatever a tool does, `call` returns text for
 the model: its result, or what went wrong (an input it cannot take, an exception, a time limit, a
-result that is not text). `truncate` cuts a long result to its allowance, exactly.
+result that is not text, None: no result). `truncate` cuts a long result to its allowance, exactly.
 """
 
 from __future__ import annotations
@@ -153,7 +153,9 @@ def as_text(name: str, value: object) -> str:
     """A tool's result as text: converted when that is meaningful, refused clearly when not."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bool | int | float) or value is None:
+    if value is None:  # most often a forgotten `return`: "None" would read as if it were the result
+        return prompting.render("corrections/tool_no_result", tool=name, kind="None")
+    if isinstance(value, bool | int | float):
         return str(value)
     if isinstance(value, dict | list | tuple):
         return json.dumps(value, ensure_ascii=False, default=str)

@@ -107,6 +107,34 @@ def test_tool_that_raises_becomes_an_observation(run: Any, tools: list[object]) 
     assert result.stop_reason == "final"
 
 
+def test_a_tool_that_returns_none_is_refused_in_words(drive: Any) -> None:
+    """docs/concepts/binder.md: "A tool that raises becomes an observation ...; one that returns bytes
+    or another non-text value is refused in words". A tool that forgets its `return` gave the model
+    the observation "None", as if that were the result (outside review, attack5)."""
+
+    def save(note: str) -> str:
+        """Save a note."""
+        _ = note  # and forgets to return
+
+    model = ScriptedModel(["ACTION: save[buy milk]", "FINAL: saved"])
+    result = drive(Agent(model, tools=[save]), "Save: buy milk.")
+    observation = result.steps[0].observation
+    assert observation != "None"
+    assert "save" in observation
+
+
+def test_an_async_tool_that_returns_none_is_said_so_in_words(drive: Drive) -> None:
+    async def save(note: str) -> None:
+        """Save a note."""
+
+    model = ScriptedModel(["ACTION: save[buy milk]\nACTION: save[eggs]", "FINAL: saved"])
+    result = drive(Agent(model, tools=[save], prompting=Prompting(parallel=True)), "Save two notes.")
+    said = render("corrections/tool_no_result", tool="save", kind="None")
+    assert said == "The tool save ran and returned None: no result to show."
+    assert "): None" not in result.steps[0].observation
+    assert result.steps[0].observation.count(said) == 2
+
+
 def test_repeated_action_is_not_run_again(run: Any) -> None:
     calls: list[str] = []
 

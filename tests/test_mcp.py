@@ -306,6 +306,7 @@ def test_results_text_structured_and_binary(served: tuple[Tool, ...]) -> None:
     refusal = prompting.render("corrections/tool_bad_result", tool="mixed", kind="an image (image/png, 68 bytes)")
     assert mixed == f"first\nthe notes\n{refusal}"
     assert json.loads(str(report)) == {"rows": 3, "ok": True, "names": ["a", "b"]}
+    assert found["nothing"].fn() == prompting.render("corrections/tool_no_result", tool="nothing", kind="no content")
 
 
 def test_a_stdio_server_gets_only_the_environment_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:

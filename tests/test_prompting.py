@@ -29,6 +29,7 @@ KNOWN = {
     "corrections/tool_error": {"tool", "error_type", "error"},
     "corrections/tool_timeout": {"tool", "seconds"},
     "corrections/tool_bad_result": {"tool", "kind"},
+    "corrections/tool_no_result": {"tool", "kind"},
     "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},

@@ -270,13 +270,17 @@ def test_a_tool_that_raises_is_an_observation() -> None:
         ("x", "x"),
         (3, "3"),
         (2.5, "2.5"),
-        (None, "None"),
         ({"a": [1, "é"]}, '{"a": [1, "é"]}'),
         ((1, 2), "[1, 2]"),
     ],
 )
 def test_results_converted_to_text(value: object, text: str) -> None:
     assert as_text("t", value) == text
+
+
+def test_none_is_said_to_be_no_result() -> None:
+    """A forgotten `return`: the model reads that the tool ran and gave nothing, not "None"."""
+    assert as_text("t", None) == render("corrections/tool_no_result", tool="t", kind="None")
 
 
 def test_bytes_refused_clearly() -> None:

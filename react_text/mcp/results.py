@@ -1,5 +1,6 @@
 """What the model reads of an MCP tool's result: text joined, structured content without text as
-JSON, binary content refused in words, an `isError` result raised as ToolError."""
+JSON, binary content refused in words, no content at all said in words, an `isError` result raised
+as ToolError."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def result_text(name: str, result: mcp.types.CallToolResult) -> str:
     text = "\n".join(pieces)
     if result.is_error:
         raise ToolError(text or "the server reported an error and gave no message")
+    if not pieces:  # no content at all: say so, rather than show an empty observation
+        return prompting.render("corrections/tool_no_result", tool=name, kind="no content")
     return text
 
 

@@ -111,6 +111,12 @@ def report() -> CallToolResult:
 
 
 @server.tool()
+def nothing() -> CallToolResult:
+    """No content at all."""
+    return CallToolResult(content=[])
+
+
+@server.tool()
 def mixed() -> CallToolResult:
     """Text, an embedded text resource and an image, in that order."""
     image = Image(data=PNG, format="png").to_image_content()
