@@ -13,8 +13,8 @@ binder sees them from most tool modules (string annotations get a test of their 
 import enum
 import json
 import re
-from collections.abc import Callable
-from typing import Any, Literal, Optional
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Optional, TypedDict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -309,6 +309,120 @@ def test_binding_refuses_saying_what_the_tool_takes(
         assert re.search(rf"\b{re.escape(word)}\b", observation, re.IGNORECASE), (
             f"the refusal does not mention {word!r}: {observation!r}"
         )
+
+
+# --- one JSON array or object for a first parameter that takes one (outside review, attack5) -------
+
+
+def test_a_json_array_for_a_list_parameter_is_not_spread_over_the_others(drive: Any) -> None:
+    """docs/concepts/binder.md: "Values are converted by annotation (... `list[...]` ...)" and "The
+    binder passes a tool only the arguments the model wrote". For `join(names: list[str], sep=",")`,
+    `join[["a", "b"]]` ran the tool with names=['a'] and sep='b' (a three-item array bound right),
+    so the tool silently did the wrong thing."""
+    calls = []
+
+    def join(names: list[str], sep: str = ",") -> str:
+        """Join names."""
+        calls.append((names, sep))
+        return sep.join(names)
+
+    drive(Agent(ScriptedModel(['ACTION: join[["a", "b"]]', "FINAL: done"]), tools=[join]), "Join a and b.")
+    assert calls == [(["a", "b"], ",")]
+
+
+def test_a_json_array_for_an_optional_list_parameter_binds(drive: Any) -> None:
+    """docs/concepts/binder.md: "Values are converted by annotation (`int`, `float`, ..., `X | None`,
+    ..., `list[...]`)"; "a refusal that says what the tool takes". For
+    `total(prices: Optional[list[float]] = None, currency="EUR")`, `total[[1.5, 2.5]]` was refused:
+    "prices takes a JSON array of float or null, not 1.5", though a JSON array of floats is what the
+    model wrote (`total[[1.5, 2.5], USD]` and `total[prices=[1.5, 2.5]]` bind)."""
+    calls = []
+
+    def total(prices: Optional[list[float]] = None, currency: str = "EUR") -> str:  # noqa: UP045
+        """Add up prices."""
+        calls.append((prices, currency))
+        return str(sum(prices or []))
+
+    result = drive(Agent(ScriptedModel(["ACTION: total[[1.5, 2.5]]", "FINAL: 4"]), tools=[total]), "Add them.")
+    assert calls == [([1.5, 2.5], "EUR")], result.steps[0].observation
+
+
+class Size(TypedDict):
+    width: int
+    height: int
+
+
+class Point:
+    """A class built from a JSON object (its __init__'s parameters)."""
+
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _first_and_second(annotation: Any, second: Any = str, default: Any = "", *, optional: bool = False) -> Tool:
+    """A tool `f(first: annotation, second: second = default)` that records what it gets
+    (`optional`: first defaults to an empty list)."""
+
+    def f(first, second=default):  # type: ignore[no-untyped-def]
+        """Record."""
+        CALLS.append(("f", {"first": first, "second": second}))
+        return "ok"
+
+    f.__annotations__ = {"first": annotation, "second": second, "return": str}
+    if optional:
+        f.__defaults__ = ([], default)
+    return tool(f, name="f")
+
+
+ONE_VALUE_FOR_THE_FIRST = [
+    pytest.param(tuple[int, ...], "[1, 2]", (1, 2), id="tuple"),
+    pytest.param(set[str], '["a", "b"]', {"a", "b"}, id="set"),
+    pytest.param(frozenset[str], '["a"]', frozenset({"a"}), id="frozenset-of-one"),
+    pytest.param(list[str] | None, '["a", "b"]', ["a", "b"], id="list-or-none"),
+    pytest.param(Sequence[str], '["a", "b"]', ["a", "b"], id="sequence"),
+    pytest.param(list[int], "[]", [], id="empty-array"),
+    pytest.param(dict[str, int], '{"a": 1, "b": 2}', {"a": 1, "b": 2}, id="dict"),
+    pytest.param(Optional[dict[str, str]], '{"color": "red"}', {"color": "red"}, id="optional-dict"),  # noqa: UP045
+    pytest.param(Size, '{"width": 3, "height": 4}', {"width": 3, "height": 4}, id="typed-dict"),
+    pytest.param(Point, '{"x": 1, "y": 2}', Point(1, 2), id="class"),
+]
+
+
+@pytest.mark.parametrize(("annotation", "written", "expected"), ONE_VALUE_FOR_THE_FIRST)
+def test_one_json_value_for_a_first_parameter_that_takes_it_is_its_value(
+    driver: Callable[[Agent, str], RunResult], annotation: Any, written: str, expected: object
+) -> None:
+    """The class of the two findings above: a list, tuple, set, optional or abstract sequence takes
+    a whole array, and a dict, TypedDict or class a whole object keyed by none of the parameters,
+    when it is the first parameter of several; the others keep their defaults."""
+    run_one(driver, [_first_and_second(annotation)], f"ACTION: f[{written}]")
+    assert CALLS[:] == [("f", {"first": expected, "second": ""})]
+
+
+SPREAD_STILL = [
+    pytest.param(list[int], list[int], "[[1, 2], [3]]", ([1, 2], [3]), id="an-array-of-arrays-lists-the-values"),
+    pytest.param(list[str], str, '[["a"], "b"]', (["a"], "b"), id="an-array-then-a-value"),
+    pytest.param(dict[str, int], str, '{"first": {"a": 1}, "second": "x"}', ({"a": 1}, "x"), id="object-by-name"),
+    pytest.param(list[str], str, '{"second": "x"}', ([], "x"), id="object-naming-the-second"),
+]
+
+
+@pytest.mark.parametrize(("annotation", "second", "written", "expected"), SPREAD_STILL)
+def test_a_json_value_that_lists_the_values_still_binds_them_in_order(
+    driver: Callable[[Agent, str], RunResult], annotation: Any, second: Any, written: str, expected: tuple[Any, Any]
+) -> None:
+    optional = written == '{"second": "x"}'
+    run_one(
+        driver,
+        [_first_and_second(annotation, second, "" if second is str else [], optional=optional)],
+        f"ACTION: f[{written}]",
+    )
+    assert CALLS[:] == [("f", {"first": expected[0], "second": expected[1]})]
 
 
 def test_finish_without_such_a_tool_is_still_the_answer(driver: Callable[[Agent, str], RunResult]) -> None:

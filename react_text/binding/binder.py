@@ -176,16 +176,40 @@ def _bind(s: Shape, text: str) -> inspect.BoundArguments:
     if len(named) == 1 and s.var_positional is None and s.var_keyword is None:
         return _bind_one(s, named[0], text)
     decoded = reading.structured(text)
+    first = named[0] if named else None
     if isinstance(decoded, dict):
-        return _assign(s, [], {str(k): v for k, v in decoded.items()})
+        keys = {str(k): v for k, v in decoded.items()}
+        if first is not None and first.type.mapping and s.var_keyword is None and not _names_any(s, keys):
+            return _assign(s, [decoded], {})  # keyed by none of its parameters: the first one's value
+        return _assign(s, [], keys)
     if isinstance(decoded, list):
+        if not (first is not None and first.type.sequence):
+            return _assign(s, decoded, {})
+        # One array for a first parameter that takes one is its value (`join[["a", "b"]]`), unless
+        # the array's own first item is an array (`f[[[1, 2], 3]]`) or *args may take the items:
+        # then it lists the values. Either way the other reading is tried when that one is refused,
+        # and a refusal of both says what the first parameter takes.
+        spread_first = s.var_positional is not None or (bool(decoded) and isinstance(decoded[0], list | tuple))
+        if spread_first:
+            try:
+                return _assign(s, decoded, {})
+            except _Refused:
+                return _assign(s, [decoded], {})
+        try:
+            return _assign(s, [decoded], {})
+        except _Refused as refused:
+            whole = refused
         try:
             return _assign(s, decoded, {})
         except _Refused:
-            if not (named and named[0].type.sequence):
-                raise
-            return _assign(s, [decoded], {})  # the array is the first parameter's value
+            raise whole from None
     return _assign(s, *_from_fields(s, text, reading.fields(text)))
+
+
+def _names_any(s: Shape, keys: Mapping[str, object]) -> bool:
+    """Whether any key names a parameter (by name, or folded as the model may write it)."""
+    names = {p.name.casefold() for p in s.parameters}
+    return any(k.casefold() in names for k in keys)
 
 
 def _bind_one(s: Shape, only: Parameter, text: str) -> inspect.BoundArguments:
@@ -228,9 +252,9 @@ def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[
             twice.append(f.name)
         else:
             keywords[f.name] = f.value
+    params = s.parameters
     values: list[object] = [found[i].value if found[i].name is None else found[i].whole for i in positional]
     given = {k.casefold() for k in keywords}
-    params = s.parameters
     if len(positional) > len(params) and params and params[-1].rest and s.var_positional is None:
         # More values than parameters, and the last takes the rest (not given by name): the rest of
         # the text as written, when every field from its first on is a value.

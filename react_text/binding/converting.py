@@ -266,7 +266,14 @@ def _union(members: list[Type]) -> Type:
 
     wants = " or ".join(m.wants for m in members)
     shown = " | ".join(m.shown or "str" for m in members)
-    return Type(convert, wants, shown, text=any(m.text for m in members), mapping=any(m.mapping for m in members))
+    return Type(
+        convert,
+        wants,
+        shown,
+        text=any(m.text for m in members),
+        sequence=any(m.sequence for m in members),
+        mapping=any(m.mapping for m in members),
+    )
 
 
 def nullable(t: Type) -> Type:
