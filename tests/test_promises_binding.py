@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from promises import cl100k, messages
 
-from react_text import Agent, RunResult, ScriptedModel, Step, Tool, render_action, tool
+from react_text import Agent, Rest, RunResult, ScriptedModel, Step, Tool, render_action, tool
 from react_text.limits import Limits
 
 # ---------------------------------------------------------------------------------------------
@@ -423,6 +423,46 @@ def test_a_json_value_that_lists_the_values_still_binds_them_in_order(
         f"ACTION: f[{written}]",
     )
     assert CALLS[:] == [("f", {"first": expected[0], "second": expected[1]})]
+
+
+def test_a_rest_parameter_given_by_name_takes_the_rest(drive: Any) -> None:
+    """docs/concepts/binder.md: "More values than parameters are refused ... unless the last
+    parameter takes the rest: `*args`, or `content: Rest` ..., so `write[notes.txt, Dear Bob,
+    hello]` works", and the table's "`search[query="cats", limit=3]` | the same, by name".
+    `write[path=notes.txt, content=Dear Bob, hello]` was refused with "path is given twice, by
+    position and by name", though the model named path once (outside review, attack5)."""
+    calls = []
+
+    def write(path: str, content: Rest) -> str:
+        """Write a file."""
+        calls.append((path, content))
+        return "written"
+
+    model = ScriptedModel(["ACTION: write[path=notes.txt, content=Dear Bob, hello]", "FINAL: done"])
+    result = drive(Agent(model, tools=[write]), "Write to Bob.")
+    assert calls == [("notes.txt", "Dear Bob, hello")], result.steps[0].observation
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("notes.txt, content=Dear Bob, hello", ("notes.txt", "Dear Bob, hello")),
+        ("content=Dear Bob, hello, path=notes.txt", ("notes.txt", "Dear Bob, hello")),
+        ("path=notes.txt, content=x=1, y=2", ("notes.txt", "x=1, y=2")),
+        ('path=notes.txt, content="Dear Bob, hello"', ("notes.txt", "Dear Bob, hello")),
+    ],
+    ids=["path-by-position", "path-after-it", "names-that-are-no-parameters-are-text", "quoted"],
+)
+def test_a_rest_parameter_given_by_name_takes_the_text_up_to_the_next_parameter(
+    driver: Callable[[Agent, str], RunResult], written: str, expected: tuple[str, str]
+) -> None:
+    def write(path: str, content: Rest) -> str:
+        """Write a file."""
+        CALLS.append(("write", {"path": path, "content": content}))
+        return "written"
+
+    run_one(driver, [write], f"ACTION: write[{written}]")
+    assert CALLS[:] == [("write", {"path": expected[0], "content": expected[1]})]
 
 
 def test_finish_without_such_a_tool_is_still_the_answer(driver: Callable[[Agent, str], RunResult]) -> None:

@@ -253,6 +253,23 @@ def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[
         else:
             keywords[f.name] = f.value
     params = s.parameters
+    rest = params[-1].name.casefold() if params and params[-1].rest and s.var_positional is None else None
+    at = next((i for i, f in enumerate(found) if f.name is not None and f.name.casefold() == rest), None)
+    if at is not None and not twice:
+        # The last parameter takes the rest, given by name (`write[path=notes.txt, content=Dear
+        # Bob, hello]`): the text as written from its value up to a field that names another
+        # parameter, or to the end (a `name=` that names none is part of it, with no **kwargs).
+        def joins(f: reading.Field) -> bool:
+            return f.name is None or (s.var_keyword is None and f.name.casefold() not in names)
+
+        end = next((j for j in range(at + 1, len(found)) if not joins(found[j])), len(found))
+        if end > at + 1:
+            stop = found[end].start - 1 if end < len(found) else len(text)  # the comma before it
+            positional = [i for i in positional if not at < i < end]
+            for f in found[at + 1 : end]:
+                if f.name is not None:
+                    keywords.pop(f.name, None)
+            keywords[str(found[at].name)] = text[found[at].start : stop].strip().partition("=")[2].strip()
     values: list[object] = [found[i].value if found[i].name is None else found[i].whole for i in positional]
     given = {k.casefold() for k in keywords}
     if len(positional) > len(params) and params and params[-1].rest and s.var_positional is None:
