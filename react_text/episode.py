@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -59,7 +59,7 @@ from .limits import MIN_REPLY_TOKENS, Limits
 from .parser import parse
 from .planning import Plan, limit_words
 from .prompt_style import Prompting
-from .tools import Tool, truncate
+from .tools import Tool, truncate, truncate_each
 from .types import (
     Action,
     Actions,
@@ -303,12 +303,13 @@ class _Protocol:
                 return (yield from self._finish_step(step, "final", parsed.answer))
             tool_seconds = 0.0
             labelled = False
+            cut: Callable[[int], str] | None = None  # how the observation is cut to an allowance
             if isinstance(parsed, Actions) and (parsed.closed or not self._cut_off(asked)):
                 self.format_errors = self.cut_answers = 0
                 several_acted = yield from self._act_all(parsed, number)
                 if several_acted is None:
                     return (yield from self._finish_step(step, "declined", error="the approver stopped the run"))
-                observation, tool_seconds, each = several_acted
+                observation, tool_seconds, each, cut = several_acted
                 step, labelled = replace(step, observations=each), True
             elif isinstance(parsed, Action) and (parsed.closed or not self._cut_off(asked)):
                 self.format_errors = self.cut_answers = 0
@@ -330,7 +331,7 @@ class _Protocol:
                         f"{allowance} tokens cut"
                     )
                 return (yield from self._finish_step(step, "format_errors", error=error))
-            observation, limit = self.plan.next(number, observation, labelled=labelled)
+            observation, limit = self.plan.next(number, observation, labelled=labelled, cut=cut)
             labelled = labelled and observation.startswith(protocol.OBSERVATION_OF_CALL)  # not when cut to the stub
             step = replace(step, observation=observation, seconds=step.seconds + tool_seconds)
             self.steps.append(step)
@@ -594,10 +595,11 @@ class _Protocol:
 
     def _act_all(
         self, parsed: Actions, number: int
-    ) -> Generator[Command, Event, tuple[str, float, tuple[str, ...]] | None]:
+    ) -> Generator[Command, Event, tuple[str, float, tuple[str, ...], Callable[[int], str]] | None]:
         """Run the actions of one reply at once, each prepared as `_act` prepares one (unknown tools,
         repeats, refusals and approvals per call): the labelled observations, the wall time of the
-        calls, and each call's observation; None to stop the run."""
+        calls, each call's observation, and how the labelled observations are cut to an allowance
+        (each call's its share, so that every call keeps its label); None to stop the run."""
         most = self.limits.actions
         actions = parsed.actions[:most]
         texts: list[str | None] = []
@@ -641,14 +643,21 @@ class _Protocol:
                 result=texts[earlier],
             )
         each = tuple(t or "" for t in texts)
-        observation = prompting.observations_message(
-            (protocol.call_line(a), t) for a, t in zip(actions, each, strict=True)
-        )
+        calls = [protocol.call_line(a) for a in actions]
+        note = ""
         if len(parsed.actions) > most:
             skipped = parsed.actions[most]
             note = prompting.render("corrections/too_many_actions", most=most, skipped=protocol.call_line(skipped))
-            observation = f"{observation}\n{note}"
-        return observation, seconds, each
+
+        def labelled(results: Sequence[str]) -> str:
+            observation = prompting.observations_message(zip(calls, results, strict=True))
+            return f"{observation}\n{note}" if note else observation
+
+        def cut(allowance: int) -> str:  # the labels and the note are not cut: the results share the rest
+            room = allowance - self.count(labelled([""] * len(each)))
+            return labelled(truncate_each(each, max(room, len(each)), self.count))
+
+        return labelled(each), seconds, each, cut
 
     def _tool(self, name: str) -> Tool | None:
         return self.by_name.get(name) or self.by_name.get(name.casefold())

@@ -9,6 +9,7 @@ arithmetic over the history's counts; no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Literal
 
@@ -180,12 +181,18 @@ class Plan:
             f"{self.window} tokens with a reply, even with the older steps elided"
         )
 
-    def next(self, number: int, observation: str, *, labelled: bool = False) -> tuple[str, StopReason | None]:
+    def next(
+        self, number: int, observation: str, *, labelled: bool = False, cut: Callable[[int], str] | None = None
+    ) -> tuple[str, StopReason | None]:
         """The observation as it will be fed back, and the limit that makes the next call the
-        forced final one (None when a normal call follows). `labelled`: it holds its own labels."""
+        forced final one (None when a normal call follows). `labelled`: it holds its own labels.
+        `cut`: the observation cut to an allowance (default: head and tail of the whole text; the
+        observations of several calls are each cut, so that every call keeps its label)."""
         billed = self.meter.billed.total_tokens
+        if cut is None:
+            cut = functools.partial(self._cut_whole, observation)
         if number < self.limits.steps:
-            observation = self._cut_for_window(number, observation, labelled=labelled)
+            observation = self._cut_for_window(number, observation, cut, labelled=labelled)
             prompt = self.estimate(self.history.cost(observation, labelled=labelled))
             allowance = self.allowance(prompt, forced=False, window=False)
             if allowance >= MIN_REPLY_TOKENS:
@@ -202,8 +209,11 @@ class Plan:
         else:
             limit = "max_steps"
         if self.limits.force_final and self.limits.tokens is not None:
-            observation = self._shrink_for_forced(observation, limit, labelled=labelled)
+            observation = self._shrink_for_forced(observation, limit, cut, labelled=labelled)
         return observation, limit
+
+    def _cut_whole(self, observation: str, allowance: int) -> str:
+        return truncate(observation, allowance, self.count)
 
     def _left(self, number: int, billed: int, prompt: int, allowance: int, observation: int) -> str:
         """What is left, in words, when the next call is likely the last normal one (the one after
@@ -217,7 +227,7 @@ class Plan:
             return f"about {self.limits.tokens - billed - prompt} tokens"
         return ""
 
-    def _cut_for_window(self, number: int, observation: str, *, labelled: bool) -> str:
+    def _cut_for_window(self, number: int, observation: str, cut_to: Callable[[int], str], *, labelled: bool) -> str:
         """Cut the observation of step `number` (head and tail) when the next call could not be made
         with it whole, even with every older step elided, but could with it cut: the latest step
         stays, its observation cut to what the window leaves beside a reply of the size elision
@@ -237,12 +247,14 @@ class Plan:
             allowance = self.count(observation)
             while allowance > _OBSERVATION_STUB:
                 allowance = max(allowance * 7 // 8, _OBSERVATION_STUB)
-                cut = truncate(observation, allowance, self.count)
+                cut = cut_to(allowance)
                 if fits(cut, reply):
                     return cut
         return observation
 
-    def _shrink_for_forced(self, observation: str, limit: StopReason, *, labelled: bool = False) -> str:
+    def _shrink_for_forced(
+        self, observation: str, limit: StopReason, cut_to: Callable[[int], str], *, labelled: bool = False
+    ) -> str:
         """Cut the observation so that the forced final call after it fits the budget."""
         note = self.history.note_cost(
             prompting.render("corrections/force_final", limit=limit_words(self.limits, limit))
@@ -260,7 +272,7 @@ class Plan:
         allowance = self.count(observation)
         while allowance >= _OBSERVATION_STUB:
             allowance = allowance * 3 // 4
-            cut = truncate(observation, max(allowance, _OBSERVATION_STUB), self.count)
+            cut = cut_to(max(allowance, _OBSERVATION_STUB))
             if fits(cut):
                 return cut
         return stub

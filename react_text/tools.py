@@ -21,7 +21,7 @@ import json
 import math
 import re
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from . import binding, prompting
@@ -33,6 +33,7 @@ __all__ = [
     "listing",
     "tool",
     "truncate",
+    "truncate_each",
 ]
 
 # A name the protocol can carry: `name[input]` on one line. Spaces inside and any script are
@@ -165,6 +166,18 @@ def as_text(name: str, value: object) -> str:
     if type(value).__str__ is object.__str__:
         return prompting.render("corrections/tool_bad_result", tool=name, kind=type(value).__name__)
     return str(value)
+
+
+def truncate_each(texts: Sequence[str], allowance: int, count: Callable[[str], int]) -> tuple[str, ...]:
+    """The texts cut to `allowance` tokens in all, as `truncate` cuts one: the shortest kept whole
+    while an even share of what is left holds them, the others cut to that share each."""
+    costs = [count(t) for t in texts]
+    shares = [0] * len(texts)
+    left, waiting = allowance, len(texts)
+    for i in sorted(range(len(texts)), key=costs.__getitem__):
+        shares[i] = min(costs[i], max(left // waiting, 1))
+        left, waiting = left - shares[i], waiting - 1
+    return tuple(t if shares[i] >= costs[i] else truncate(t, shares[i], count) for i, t in enumerate(texts))
 
 
 # Truncation counts pieces of about the allowance's size, never a huge result whole, and no piece

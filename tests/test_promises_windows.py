@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from promises import cl100k, messages
 
-from react_text import Agent, Limits, OpenAIChat, Reply, Request, RunResult, ScriptedModel, Usage, tool
+from react_text import Agent, Limits, OpenAIChat, Prompting, Reply, Request, RunResult, ScriptedModel, Usage, tool
 from react_text.errors import ContextLengthError
 
 Driver = Callable[[Agent, str], RunResult]
@@ -457,6 +457,35 @@ def test_the_servers_count_of_a_refused_prompt_is_read(words: str, count: int | 
     from react_text.backends import wire
 
     assert wire.prompt_said(words) == count
+
+
+def test_the_observations_of_several_calls_are_each_cut_to_what_the_window_leaves(driver: Driver) -> None:
+    """With Prompting(parallel=True) the observations of one reply's calls are cut for the window
+    as one observation is, each to its share: every call keeps its label and its result's head and
+    tail, and every request fits (outside review, attack5: the labelled message was cut as one
+    text, so only the first call's label and the last one's tail were left)."""
+
+    def big(n: int) -> str:
+        """Return a big page."""
+        return " ".join(f"word{i}" for i in range(3000))
+
+    def server_count(text: str) -> int:
+        return 2 * len(text.split())
+
+    replies = ["\n".join(f"ACTION: big[{step}{i}]" for i in range(4)) for step in range(1, 5)]
+    model = ScriptedModel([*replies, "FINAL: done"], context_window=1000, tokenizer=server_count)
+    agent = Agent(model, tools=[big], limits=Limits(reply_tokens=64), prompting=Prompting(parallel=True))
+    result = driver(agent, "Read.")
+    assert (result.stop_reason, result.answer) == ("final", "done"), result.error
+    for number, step in enumerate(result.steps[:4], start=1):
+        observation = step.observation or ""
+        assert len(observation) < 4 * 3000, "the observations were not cut"
+        labels = [f"OBSERVATION (big[{number}{i}]): word0 word1" for i in range(4)]
+        assert all(label in observation for label in labels), observation
+        assert observation.count("word2999") == 4  # each result's tail too
+    for call in model.calls:
+        sent = sum(server_count(m.content) + model.message_overhead for m in messages(call))
+        assert sent + call.max_tokens <= 1000
 
 
 class _SGLang(BaseHTTPRequestHandler):

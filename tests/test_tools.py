@@ -19,7 +19,7 @@ from react_text.budget import counter
 from react_text.prompting import render
 from react_text.running import run_text
 from react_text.toolbox import default_tools
-from react_text.tools import Tool, as_text, listing, truncate
+from react_text.tools import Tool, as_text, listing, truncate, truncate_each
 
 
 def lookup(item: str) -> str:
@@ -294,6 +294,20 @@ def test_object_without_text_form_refused() -> None:
 # --- truncation --------------------------------------------------------------------------------------
 
 EXACT = counter("gpt-4o")  # o200k_base, exact
+
+
+@pytest.mark.parametrize("allowance", [40, 120, 400, 3000, 20_000])
+def test_several_results_share_an_allowance_the_short_kept_whole(allowance: int) -> None:
+    texts = ["short result", " ".join(f"a{i}" for i in range(2000)), "b " * 50, " ".join(f"c{i}" for i in range(900))]
+    cut = truncate_each(texts, allowance, EXACT)
+    assert sum(EXACT(t) for t in cut) <= allowance
+    assert cut[0] == "short result"  # the shortest fits any even share here
+    for whole, part in zip(texts, cut, strict=True):
+        assert part == whole or (part and EXACT(part) < EXACT(whole))
+    if allowance >= sum(EXACT(t) for t in texts):
+        assert cut == tuple(texts)
+
+
 ESTIMATE = counter("some-local-model")  # cl100k_base scaled up by a margin: not additive over pieces
 NOTE = re.compile(r"\n\[\.\.\. (?:about )?(\d+) tokens cut from the middle of this output \.\.\.\]\n")
 
