@@ -459,6 +459,27 @@ def test_the_servers_count_of_a_refused_prompt_is_read(words: str, count: int | 
     assert wire.prompt_said(words) == count
 
 
+def test_parallel_observations_are_cut_to_what_the_window_leaves(driver: Driver) -> None:
+    """docs/concepts/context-windows.md: "an observation too long for the next call, even with the
+    older steps elided, is cut (head and tail) to what the window leaves"; docs/guarantees.md:
+    "every request fits the window ... a window's end gets the forced final call; `model_error` only
+    when no request can fit". With `Prompting(parallel=True)` in a 600-token window (a server
+    counting two tokens a word), step 1's four results were cut to 208 characters, but step 2's four
+    were kept at 13,639 characters (their `observation_tokens` cut only), and the run ended as a
+    `model_error`: "the prompt (about 653 tokens) does not fit the context window of 600 tokens"
+    (outside review, attack5)."""
+
+    def big(n: int) -> str:
+        """Return a big page."""
+        return " ".join(f"word{i}" for i in range(3000))
+
+    replies = ["\n".join(f"ACTION: big[{step}{i}]" for i in range(4)) for step in range(1, 5)]
+    model = ScriptedModel([*replies, "FINAL: done"], context_window=600, tokenizer=lambda text: 2 * len(text.split()))
+    agent = Agent(model, tools=[big], limits=Limits(reply_tokens=64), prompting=Prompting(parallel=True))
+    result = driver(agent, "Read.")
+    assert result.stop_reason != "model_error", result.error
+
+
 def test_the_observations_of_several_calls_are_each_cut_to_what_the_window_leaves(driver: Driver) -> None:
     """With Prompting(parallel=True) the observations of one reply's calls are cut for the window
     as one observation is, each to its share: every call keeps its label and its result's head and
