@@ -320,12 +320,14 @@ class History:
             if line.strip()
         )
         said = prompting.render("history/folded_steps", first=1, last=last, calls=_calls_words(calls))
+        # The fold is counted where what it replaces was (`_replaced`): in the base if any of it is.
+        written = min(e.written for e in replaced) if replaced else self.meter.clock
         results = self.observation_piece(prompting.render("history/folded_results"))
         if not self.chat:
             said = f"{THOUGHT_CUE} {said}\n"
         fold = [
-            _Entry("fold", "assistant", said, self._cost(said), last, written=self.meter.clock),
-            _Entry("fold", "user", results, self._cost(results), last, written=self.meter.clock),
+            _Entry("fold", "assistant", said, self._cost(said), last, written=written),
+            _Entry("fold", "user", results, self._cost(results), last, written=written),
         ]
         return fold, replaced, calls
 

@@ -4,7 +4,7 @@ import math
 import socket
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from react_text import budget
@@ -270,6 +270,15 @@ def _whole(history: History) -> int:
 
 @settings(max_examples=300, deadline=None)
 @given(chat=st.booleans(), ratio=st.sampled_from([1, 2, 3]), ops=_OPS)
+# Found by fresh draws after the meter learned to cut text appended since a report exactly: one
+# elision folded step after step, and each fold's new pair was taken as appended since when the
+# next fold replaced it, though its cost had gone with the base's.
+@example(
+    chat=False,
+    ratio=1,
+    ops=[("reply", "a" * (23 if step == 19 else 1), False) for step in range(1, 22)]
+    + [("report", 0, False), ("elide", 0, False)],
+)
 def test_every_change_to_the_history_keeps_its_count_and_estimate_right(
     chat: bool, ratio: int, ops: list[tuple[str, object, bool]]
 ) -> None:
