@@ -906,24 +906,37 @@ def _looked_up(check: Callable[[], bool]) -> bool:
 def _writes_no_input(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[tuple[str, str]]) -> None:
     """ConfigError when an output file is an input (or another output): a slip of the tab key
     (`eval tasks.jsonl --out tasks.jsonl`) would destroy what the command reads. Paths are
-    compared resolved (symbolic links followed), and as files (a hard link) when both exist."""
-    seen = list(inputs)
+    compared resolved (symbolic links followed), and as files (device and inode: a hard link) when
+    they exist; each path is looked up once, so a folder of a thousand traces costs a thousand."""
+    seen: dict[object, tuple[str, str]] = {}
+    for what, given in inputs:
+        for key in _file_keys(given):
+            seen.setdefault(key, (what, given))
     for flag, path in outputs:
         if not path:
             continue
-        for what, other in seen:
-            if _same_file(Path(path), Path(other)):
-                raise ConfigError(f"{flag} {path} is {what} ({other}): it would be written over; give another file")
-        seen.append((flag, path))
+        keys = _file_keys(path)
+        clash = next((seen[key] for key in keys if key in seen), None)
+        if clash is not None:
+            what, other = clash
+            raise ConfigError(f"{flag} {path} is {what} ({other}): it would be written over; give another file")
+        for key in keys:
+            seen.setdefault(key, (flag, path))
+
+
+def _file_keys(path: str) -> list[object]:
+    """What names a file whatever the path: its resolved path, and its device and inode if it exists."""
+    keys: list[object] = []
+    with contextlib.suppress(OSError, RuntimeError, ValueError):  # too long a name, a symbolic link loop
+        keys.append(Path(path).resolve())
+    with contextlib.suppress(OSError, ValueError):
+        found = os.stat(path)
+        keys.append((found.st_dev, found.st_ino))
+    return keys
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    try:
-        if a.resolve() == b.resolve():
-            return True
-        return a.exists() and b.exists() and os.path.samefile(a, b)  # a hard link
-    except (OSError, RuntimeError, ValueError):  # a name the system cannot look up, a symbolic link loop
-        return False
+    return bool(set(_file_keys(str(a))) & set(_file_keys(str(b))))
 
 
 def _close_in_process(models: Any) -> None:
