@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import os
 import signal
 import sys
@@ -39,6 +40,7 @@ from .sampling import SEEDS, check_temperature
 from .tools import Tool
 from .trace import Tracer, parsed_dict, result_dict
 from .types import Action, Actions, Final, ParseError, RunResult, Step, Usage
+from .written import json_text, shown
 
 __all__ = [
     "main",
@@ -84,6 +86,7 @@ are installed, and the pip command for each that is not.
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
+    _quiet_sdk_logs()
     try:
         code: int = args.handler(args)
     except KeyboardInterrupt:
@@ -93,9 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except ReactTextError as exc:
-        print(f"react-text: {exc}", file=sys.stderr)
+        print(f"react-text: {shown(str(exc))}", file=sys.stderr)
         return 2
     return code
+
+
+def _quiet_sdk_logs() -> None:
+    """The MCP SDK logs what it cannot read (a server's banner on stdout: "Failed to parse JSONRPC
+    message", a pydantic traceback); with no handler set, Python prints that on stderr above the
+    one line the session says (`mcp/sessions.py`: it exited before it answered). The command line
+    is the application, so it sets the handler: those records go nowhere. A Python caller's own
+    logging set-up is left as it is."""
+    sdk = logging.getLogger("mcp")
+    if not any(isinstance(h, logging.NullHandler) for h in sdk.handlers):
+        sdk.addHandler(logging.NullHandler())
 
 
 class _Parser(argparse.ArgumentParser):
@@ -423,7 +437,7 @@ def _mcp_list(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         with set_up():
             found = stack.enter_context(from_cli([args.server], args.mcp_env, args.mcp_header))
-        print(listing(found))
+        print(shown(listing(found)))  # the server's names and descriptions
     return 0
 
 
@@ -550,7 +564,7 @@ def _parse(args: argparse.Namespace) -> int:
             cases = [case if case.tools else replace(case, tools=args.tools) for case in cases]
         own = [spec for spec in args.parser if spec not in parsing.PARSERS]
         parsers, notes = peers.contenders(own, with_peers=args.peers)
-        print(corpus.scoreboard(corpus.score(cases, parsers), notes=notes))
+        print(shown(corpus.scoreboard(corpus.score(cases, parsers), notes=notes)))
         return 0
     if len(args.parser) > 1:
         raise ConfigError("give one --parser to read with (or --compare to score several)")
@@ -562,17 +576,19 @@ def _parse(args: argparse.Namespace) -> int:
             try:
                 row = json.loads(line)
                 text = row["text"]
+                if not isinstance(text, str):  # {"text": 5}, {"text": null}: no reply
+                    raise TypeError("text is not text")
                 names = _row_tools(row.get("tools"), args.tools)
-            except (ValueError, KeyError, TypeError, AttributeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 raise ConfigError(
                     f'{args.file}:{number}: not a reply line ({{"text": ..., "tools": [names]}})'
                 ) from None
-            print(json.dumps({"id": row.get("id"), **read(text, names)}, ensure_ascii=False))
+            print(json_text({"id": row.get("id"), **read(text, names)}))
         return 0
     text = _read(args.file) if args.file else sys.stdin.read()
-    shown = read(text, args.tools)
-    print(json.dumps(shown, ensure_ascii=False, indent=2))
-    return 1 if shown["kind"] == "error" else 0
+    reading = read(text, args.tools)
+    print(json_text(reading, indent=2))
+    return 1 if reading["kind"] == "error" else 0
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -610,6 +626,7 @@ def _reader(name: str) -> Callable[[str, tuple[str, ...]], dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    _writes_no_input([("--trace", args.trace)], _sources_read(args))
     _refuse_unused(args)
     choices = _choices(args)
     task = args.task
@@ -665,7 +682,7 @@ def _run_with(
         if tracer:
             tracer.close()
     if args.json:
-        print(json.dumps(result_dict(result), ensure_ascii=False, indent=2))
+        print(json_text(result_dict(result), indent=2))
     else:
         _print_end(result, sys.stdout, paint)
     return 0 if result.stop_reason == "final" else 1
@@ -678,9 +695,10 @@ def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:
         if assume_yes:
             return True
         if not sys.stdin.isatty():
-            print(f"declined {t.name}[{action.input}]: no terminal to ask (use --yes)", file=sys.stderr)
+            print(f"declined {shown(call(t.name, action.input))}: no terminal to ask (use --yes)", file=sys.stderr)
             return False
-        answer = input(f"Run the risky tool {t.name}[{action.input}]? [y]es, [n]o, [q]uit: ").strip().lower()
+        asked = f"Run the risky tool {shown(call(t.name, action.input))}? [y]es, [n]o, [q]uit: "
+        answer = input(asked).strip().lower()
         return "stop" if answer.startswith("q") else answer.startswith("y")
 
     return approve
@@ -696,7 +714,7 @@ def _replay(args: argparse.Namespace) -> int:
             model = event.get("model")
             named = f"{model.get('name')} ({model.get('api')})" if isinstance(model, dict) else model
             budget = (event.get("limits") or {}).get("tokens", event.get("max_tokens"))
-            print(paint.dim(f"task: {event.get('task')}  ·  model: {named}"))
+            print(paint.dim(shown(f"task: {event.get('task')}  ·  model: {named}")))
         elif event["event"] == "step":
             steps.append(trace.step_from(event))
             _print_step(steps[-1], sys.stdout, budget, paint)
@@ -758,22 +776,22 @@ def _print_step(step: Step, out: TextIO, max_tokens: int | None, paint: _Paint) 
     forced = " (forced)" if step.forced else ""
     out.write(paint.dim(f"── step {step.number}{forced} · {budget} tokens · {step.seconds:.2f}s") + "\n")
     if parsed.thought:
-        out.write(f"{paint.label(THOUGHT_LABEL, 'thought')} {parsed.thought}\n")
+        out.write(f"{paint.label(THOUGHT_LABEL, 'thought')} {shown(parsed.thought)}\n")
     if isinstance(parsed, Action):
-        out.write(f"{paint.label(ACTION_LABEL, 'action')} {call(parsed.tool, parsed.input)}\n")
+        out.write(f"{paint.label(ACTION_LABEL, 'action')} {shown(call(parsed.tool, parsed.input))}\n")
     elif isinstance(parsed, Actions):
         for action in parsed.actions:
-            out.write(f"{paint.label(ACTION_LABEL, 'action')} {call(action.tool, action.input)}\n")
+            out.write(f"{paint.label(ACTION_LABEL, 'action')} {shown(call(action.tool, action.input))}\n")
     elif isinstance(parsed, Final):
-        out.write(f"{paint.label(FINAL_LABEL, 'final')} {parsed.answer}\n")
+        out.write(f"{paint.label(FINAL_LABEL, 'final')} {shown(parsed.answer)}\n")
     else:
         out.write(f"{paint.label(f'UNREADABLE ({parsed.reason}):', 'error')} {step.reply.strip()[:200]!r}\n")
     if step.cut.strip():
         out.write(paint.dim(f"(cut a made-up observation: {step.cut.strip()[:80]!r})") + "\n")
     if isinstance(parsed, Actions) and step.observation is not None:
-        out.write(paint.label(step.observation, "observation") + "\n")
+        out.write(paint.label(shown(step.observation), "observation") + "\n")
     elif step.observation is not None:
-        out.write(f"{paint.label(OBSERVATION_LABEL, 'observation')} {step.observation}\n")
+        out.write(f"{paint.label(OBSERVATION_LABEL, 'observation')} {shown(step.observation)}\n")
     out.flush()
 
 
@@ -788,25 +806,29 @@ def _print_end(result: RunResult, out: TextIO, paint: _Paint) -> None:
         + "\n"
     )
     if result.error:
-        out.write(f"stopped: {result.error}\n")
+        out.write(f"stopped: {shown(result.error)}\n")
     if result.answer is not None:
-        out.write(paint.bold(result.answer) + "\n")
+        out.write(paint.bold(shown(result.answer)) + "\n")
 
 
 def _eval(args: argparse.Namespace) -> int:
     from . import evaluation
 
     tasks = evaluation.load(args.tasks)
-    root = Path(args.root) if args.root else Path(args.tasks).parent / "docs"
-    if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
-        raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
+    _eval_writes_no_input(args, tasks)
     _refuse_unused(args)
     choices = _choices(args)
+    models: Any = None
+    if args.script:  # the traces' settings and tools' sources, where the flags give none
+        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
+        choices = choices.over(recorded)
+    root = Path(choices.root) if choices.root else Path(args.tasks).parent / "docs"
+    if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
+        raise ConfigError(f"the file tools need a folder: {root} is not one (give --root DIR)")
     extra: list[Tool] = [t for spec in choices.modules for t in config.module_tools(spec)]
     if not choices.mcp:
         for names in {t.tools for t in tasks}:
             evaluation.toolset(names, root, extra)  # an unknown tool name is an error before anything runs
-    models: Any
     recipes: Any = None  # with --ray: how each worker builds the models (models do not travel)
     if args.ray is not None and (choices.mcp or args.mcp_env or args.mcp_header):
         raise ConfigError("--ray takes no --mcp: an MCP session cannot travel to a worker (use --module tools)")
@@ -817,9 +839,7 @@ def _eval(args: argparse.Namespace) -> int:
             f"--seed must be from 0 to {SEEDS[-1]} less --n - 1 (2**32 - 2 is the last seed), not {args.seed}"
         )
     if args.script:
-        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
         recipes = models
-        choices = choices.over(recorded)
         probe = models(tasks[0]) if tasks else scripts.Script(()).model()
         concurrency = args.concurrency or 4
     else:
@@ -843,13 +863,80 @@ def _eval(args: argparse.Namespace) -> int:
     if args.trace:
         Path(args.trace).mkdir(parents=True, exist_ok=True)
     ray = recipes if args.ray is not None else None
-    settings = _EvalSettings(tasks, done, root, models, concurrency, limits, prompting, choices.parser, ray)
+    settings = _EvalSettings(tasks, done, root, models, concurrency, limits, prompting, choices, ray)
     if not (choices.mcp or args.mcp_env or args.mcp_header):
         return _eval_with(args, settings, extra)
     from .mcp import from_cli
 
     with from_cli(list(choices.mcp), args.mcp_env, args.mcp_header) as found:
         return _eval_with(args, settings, [*extra, *found])
+
+
+def _eval_writes_no_input(args: argparse.Namespace, tasks: Sequence[Any]) -> None:
+    """Refuse, before anything is written, an output of eval that is one of its inputs: the task
+    file, the script (or a file of its folder), a --tools module file, or another output."""
+    inputs = [("the task file", args.tasks), *_sources_read(args)]
+    folder = Path(args.script) if args.script else None
+    if folder is not None and _looked_up(folder.is_dir):
+        with contextlib.suppress(OSError):  # a folder it cannot list: scripts.scripts says so
+            inputs += [("a script of --script", str(p)) for p in sorted(folder.iterdir()) if _looked_up(p.is_file)]
+    outputs = [("--out", args.out), ("--trajectories", args.trajectories)]
+    if args.trace:
+        if folder is not None and _same_file(Path(args.trace), folder):
+            raise ConfigError(f"--trace {args.trace} is the folder --script plays: its traces would be written over")
+        names = [f"{t.id}#{k}" if args.n > 1 else t.id for t in tasks for k in range(args.n)]
+        outputs += [("--trace", str(Path(args.trace) / scripts.trace_name(name))) for name in names]
+    _writes_no_input(outputs, inputs)
+
+
+def _sources_read(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files a command reads besides its main input: --script, and --tools modules that are files."""
+    found = [("the script", args.script)] if args.script else []
+    return found + [("the module of --tools", m) for m in (args.tools or ()) if _looked_up(Path(m).is_file)]
+
+
+def _looked_up(check: Callable[[], bool]) -> bool:
+    """`path.is_file()` or `.is_dir()`; False for a name the system cannot look up (too long, say)."""
+    try:
+        return check()
+    except (OSError, ValueError):
+        return False
+
+
+def _writes_no_input(outputs: Sequence[tuple[str, str | None]], inputs: Sequence[tuple[str, str]]) -> None:
+    """ConfigError when an output file is an input (or another output): a slip of the tab key
+    (`eval tasks.jsonl --out tasks.jsonl`) would destroy what the command reads. Paths are
+    compared resolved (symbolic links followed), and as files (device and inode: a hard link) when
+    they exist; each path is looked up once, so a folder of a thousand traces costs a thousand."""
+    seen: dict[object, tuple[str, str]] = {}
+    for what, given in inputs:
+        for key in _file_keys(given):
+            seen.setdefault(key, (what, given))
+    for flag, path in outputs:
+        if not path:
+            continue
+        keys = _file_keys(path)
+        clash = next((seen[key] for key in keys if key in seen), None)
+        if clash is not None:
+            what, other = clash
+            raise ConfigError(f"{flag} {path} is {what} ({other}): it would be written over; give another file")
+        for key in keys:
+            seen.setdefault(key, (flag, path))
+
+
+def _file_keys(path: str) -> list[object]:
+    """What names a file whatever the path: its resolved path, and its device and inode if it exists."""
+    keys: list[object] = []
+    with contextlib.suppress(OSError, RuntimeError, ValueError):  # too long a name, a symbolic link loop
+        keys.append(Path(path).resolve())
+    with contextlib.suppress(OSError, ValueError):
+        found = os.stat(path)
+        keys.append((found.st_dev, found.st_ino))
+    return keys
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    return bool(set(_file_keys(str(a))) & set(_file_keys(str(b))))
 
 
 def _close_in_process(models: Any) -> None:
@@ -876,7 +963,7 @@ class _EvalSettings:
     concurrency: int
     limits: Limits
     prompting: Prompting
-    parser: str | None
+    choices: Choices  # the parser, and where the tools came from (for the traces)
     ray: Any = None  # the recipes, when the episodes run on Ray
 
 
@@ -902,9 +989,11 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         root=root,
         limits=settings.limits,
         prompting=settings.prompting,
-        parser=parsing.PARSERS[settings.parser or "tolerant"],
+        parser=config.parser_named(settings.choices.parser),
         traces=Path(args.trace) if args.trace else None,
         tools=tuple(extra),
+        modules=settings.choices.modules,
+        mcp=settings.choices.mcp,
         trajectories=Path(args.trajectories) if args.trajectories else None,
         n=args.n,
         seed=args.seed,
@@ -942,7 +1031,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
             out.close()
     order = {t.id: n for n, t in enumerate(tasks)}
     outcomes.sort(key=lambda o: (order[o.id], o.sample))
-    print(evaluation.table(outcomes))
+    print(shown(evaluation.table(outcomes)))  # the answers and ids as a model and a task file wrote them
     return 0 if all(o.ok for o in outcomes) else 1
 
 
@@ -966,7 +1055,7 @@ class _Progress:
         if not self.live:
             mark = "✓" if outcome.ok else "✗"
             self.out.write(
-                f"[{self.done}/{self.total}] {mark} {outcome.id} · {outcome.stop_reason} · "
+                f"[{self.done}/{self.total}] {mark} {shown(outcome.id)} · {outcome.stop_reason} · "
                 f"{_plural(outcome.steps, 'step')} · {outcome.seconds:.2f}s\n"
             )
             self.out.flush()

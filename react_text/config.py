@@ -81,7 +81,7 @@ class Choices:
         return cls(
             limits={k: v for k, v in (start.get("limits") or {}).items() if k in known_limits},
             prompting={k: v for k, v in (start.get("prompting") or {}).items() if k in known_prompting},
-            parser=start.get("parser") if start.get("parser") in parser.PARSERS else None,
+            parser=start.get("parser"),  # trace_schema took only a built-in's name or a module:function
             root=sources.get("root"),
             modules=tuple(sources.get("modules") or ()),
             mcp=tuple(sources.get("mcp") or ()),
@@ -235,9 +235,7 @@ def agent(
     """An Agent with the choices made, the rest as the model recommends (else the defaults)."""
     from .loop import Agent
 
-    name = choices.parser or "tolerant"
-    if name not in parser.PARSERS:
-        raise ConfigError(f"no parser {name!r}; choose one of {', '.join(sorted(parser.PARSERS))}")
+    read = parser_named(choices.parser)
     limits, prompt = settle(chosen, choices)
     with set_up():  # a grammar the model cannot take, two tools with one name
         return Agent(
@@ -246,7 +244,7 @@ def agent(
             limits=limits,
             prompting=prompt,
             approve=approve,
-            parser=parser.PARSERS[name],
+            parser=read,
             count_tokens=count_tokens,
         )
 
@@ -315,8 +313,22 @@ def _server(chosen: object) -> dict[str, Any]:
     return {"server": server, "server_said": said} if isinstance(said, str) else {}
 
 
+def parser_named(name: str | None) -> Any:
+    """The built-in parser `name` names (None: the tolerant one); ConfigError for any other name,
+    such as a trace's own function (`module:function`), which only Python can hand an Agent."""
+    name = name or "tolerant"
+    if name in parser.PARSERS:
+        return parser.PARSERS[name]
+    choose = f"choose one of {', '.join(sorted(parser.PARSERS))}"
+    if ":" in name:
+        raise ConfigError(f"the parser {name!r} is a function of its own, which the command line cannot load: {choose}")
+    raise ConfigError(f"no parser {name!r}; {choose}")
+
+
 def _parser_name(read: object) -> str:
+    """A built-in parser's name, or a function's `module:qualname` (as `trace_schema` takes it)."""
     for name, known in parser.PARSERS.items():
         if known is read:
             return name
-    return getattr(read, "__qualname__", type(read).__name__)
+    named = getattr(read, "__qualname__", type(read).__name__)
+    return f"{getattr(read, '__module__', None) or type(read).__module__}:{named}"

@@ -48,6 +48,7 @@ from .sampling import check_seed
 from .toolbox import CalculatorError, calculate, default_tools
 from .tools import Tool
 from .types import Model, RunResult
+from .written import json_text
 
 __all__ = [
     "ModelFor",
@@ -147,13 +148,26 @@ def _task(line: str) -> Task:
         raise ValueError(f"id must be a non-empty text (or a whole number), not {_kind(id_)}")
     if not (isinstance(task, str) and task.strip()):
         raise ValueError(f"task must be a non-empty text, not {_kind(task)}")
+    if isinstance(answer, float) and not math.isfinite(answer):  # NaN, Infinity: json reads them, nothing equals them
+        raise ValueError(f"answer must be a finite number, not {answer!r}")
     if isinstance(answer, int | float) and not isinstance(answer, bool):
         answer = str(answer)
     if not (isinstance(answer, str) and answer.strip()):
         raise ValueError(f"answer must be a non-empty text or a number, not {_kind(answer)}")
     if not (isinstance(tools, list) and all(isinstance(n, str) and n for n in tools)):
         raise ValueError(f"tools must be a list of tool names, not {_kind(tools)}")
+    for key, text in (("id", id_), ("task", task), ("answer", answer), *(("tools", n) for n in tools)):
+        if not _unicode(text):  # a JSON escape like "\ud800": no file name, results line or trace holds it
+            raise ValueError(f"{key} must be Unicode text, not {text[:40]!r} (it holds a lone surrogate)")
     return Task(id_, task, answer, tuple(tools))
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(value: object) -> str:
@@ -171,7 +185,8 @@ def _kind(value: object) -> str:
 
 
 def finished(path: str | Path) -> list[TaskResult]:
-    """The outcomes already written to a results file (a last line cut short by a crash is skipped)."""
+    """The outcomes already written to a results file, one per episode (a task's sample written
+    twice, by two appends, is its last line; a last line cut short by a crash is skipped)."""
     return _results(path)[0]
 
 
@@ -218,7 +233,8 @@ def _results(path: str | Path) -> tuple[list[TaskResult], int, int]:
         if isinstance(last, TaskResult):  # whole, though its newline never came
             outcomes.append(last)
             whole = len(data)
-    return outcomes, whole, len(data)
+    once = {(o.id, o.sample): o for o in outcomes}  # an episode written twice (two appends) counts once: the last
+    return list(once.values()), whole, len(data)
 
 
 def _outcome_line(line: bytes) -> TaskResult | str:
@@ -305,6 +321,10 @@ class Options:
     log-probabilities (`trajectory_line`), with `reward(task, result)` (default: 1.0 when the
     scorer says the answer is right, else 0.0).
 
+    `modules`, `mcp`: where `tools` came from, the modules and the MCP servers as the command line
+    named them (`eval --tools`, `--mcp`), recorded in each trace's `run_start` as `run --trace` records
+    them, so that `eval --script DIR` finds the same tools again.
+
     `n`: episodes per task (a GRPO group), the task's sample k sent seed `seed + k` on every model
     call (`seed` defaults to 0 when n > 1; with n == 1 and no seed, the model's own). Distinct seeds
     give distinct episodes only above temperature 0.
@@ -320,6 +340,8 @@ class Options:
     reward: Reward | None = None
     n: int = 1
     seed: int | None = None
+    modules: tuple[str, ...] = ()  # where `tools` came from, for the traces: eval --tools
+    mcp: tuple[str, ...] = ()  # and eval --mcp
 
     def __post_init__(self) -> None:
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
@@ -329,7 +351,8 @@ class Options:
         if self.seed is not None:  # every episode's seed, seed + k, in the range
             check_seed(self.seed, "seed")
             check_seed(self.seed + self.n - 1, f"seed + n - 1 (the group's last seed, {self.seed} + {self.n - 1})")
-        object.__setattr__(self, "tools", tuple(self.tools))  # a list given stays the caller's
+        for name in ("tools", "modules", "mcp"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))  # a list given stays the caller's
 
     @classmethod
     def given(cls, options: Options | None, keywords: dict[str, Any]) -> Options:
@@ -435,7 +458,7 @@ async def run_sample(
     if traces is None:
         result = await agent.arun(task.task, seed=sample.seed)
     else:
-        result = await _traced(agent, sample, options.root, traces / sample.trace_name)
+        result = await _traced(agent, sample, options, traces / sample.trace_name)
     outcome = _outcome(task, result, time.perf_counter() - started, _server(model))
     outcome = replace(outcome, sample=sample.k, seed=sample.seed)
     if options.trajectories is None:
@@ -483,13 +506,14 @@ def trajectory_line(
     return line | as_record(result.trajectory)
 
 
-async def _traced(agent: Agent, sample: _Sample, root: Path, path: Path) -> RunResult:
+async def _traced(agent: Agent, sample: _Sample, options: Options, path: Path) -> RunResult:
     from .config import describe
     from .trace import Tracer, window
 
     task = sample.task
     with Tracer(path) as tracer:
-        tracer.start(task.task, {**describe(agent, root=str(root)), "task_id": task.id})
+        sources = describe(agent, root=str(options.root), modules=options.modules, mcp=options.mcp)
+        tracer.start(task.task, {**sources, "task_id": task.id})
         run = agent.aiter_steps(task.task, observer=tracer.observer, seed=sample.seed)
         async for step in run:
             tracer.step(step)
@@ -561,7 +585,7 @@ def summary(outcomes: Sequence[TaskResult]) -> str:
 
 
 def as_json(outcome: TaskResult) -> str:
-    return json.dumps(asdict(outcome), ensure_ascii=False)
+    return json_text(asdict(outcome))  # lone surrogates escaped: see written.py
 
 
 def __getattr__(name: str) -> object:

@@ -95,7 +95,8 @@ def script(path: str | Path) -> Script:
 
 def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any], Model], Choices]:
     """A script for each task of an eval (`tasks`: each id's task text), and the choices its traces
-    recorded (their budgets, prompting and parser; the tools come from the task file). `path` is a
+    recorded (their budgets, prompting and parser, and where the tools came from: the root, the
+    modules and MCP servers of `eval --tools` and `--mcp`; which tools a task has, its line says). `path` is a
     folder of traces as `eval --trace DIR` writes them (`trace_name(id)`) or of `<id>.txt` scripts,
     or one script that every task plays from its start. Each task gets a model of its own, so what
     it is answered never depends on which episode asked first; a trace recorded for another task
@@ -103,7 +104,7 @@ def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any],
     folder = Path(path)
     if not _is(folder, Path.is_dir):
         one = script(folder)
-        return (lambda task: one.model()), _settings_only(one.choices)
+        return (lambda task: one.model()), one.choices
     each: dict[str, Script] = {}
     for id_, text in tasks.items():
         stem, legacy = trace_name(id_).removesuffix(".jsonl"), _legacy_name(id_)
@@ -123,7 +124,7 @@ def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any],
             )
         each[id_] = played
     recorded_choices = next((s.choices for s in each.values() if s.start), Choices())
-    return (lambda task: each[task.id].model()), _settings_only(recorded_choices)
+    return (lambda task: each[task.id].model()), recorded_choices
 
 
 def _is(path: Path, kind: Callable[[Path], bool]) -> bool:
@@ -132,10 +133,6 @@ def _is(path: Path, kind: Callable[[Path], bool]) -> bool:
         return kind(path)
     except (OSError, ValueError):  # ENAMETOOLONG from a 0.2 name that is not shortened
         return False
-
-
-def _settings_only(choices: Choices) -> Choices:
-    return Choices(limits=choices.limits, prompting=choices.prompting, parser=choices.parser)
 
 
 _NAME_SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
@@ -147,14 +144,15 @@ def trace_name(id_: str) -> str:
 
     Lower-case letters, digits, `-` and `.` (not first) stand for themselves; every other
     character is `_` and the two hex digits of each of its UTF-8 bytes (`q 1` is `q_201`, `q_1` is
-    `q_5f1`, `T1` is `_541`). So no two ids share a file, even on a file system that ignores case,
+    `q_5f1`, `T1` is `_541`; a lone surrogate, which a Python caller's id may hold, is its
+    three bytes as UTF-8 would write it). So no two ids share a file, even on a file system that ignores case,
     no name leaves the folder, and `task_id(name)` gives the id back. A name longer than 200
     characters is cut and ends in a hash of the id instead (unique, not reversible); the trace's
     `run_start` records the id either way.
     """
     name = "".join(c if c in _NAME_SAFE and (c != "." or i) else _escaped(c) for i, c in enumerate(id_))
     if len(name) > _NAME_LONGEST:
-        name = f"{name[: _NAME_LONGEST - 17]}~{hashlib.sha256(id_.encode()).hexdigest()[:16]}"
+        name = f"{name[: _NAME_LONGEST - 17]}~{hashlib.sha256(id_.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
     return f"{name}.jsonl"
 
 
@@ -177,14 +175,14 @@ def task_id(name: str) -> str | None:
         else:
             return None
     try:
-        id_ = out.decode("utf-8")
+        id_ = out.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         return None
     return id_ if trace_name(id_) == name else None
 
 
 def _escaped(c: str) -> str:
-    return "".join(f"_{byte:02x}" for byte in c.encode("utf-8"))
+    return "".join(f"_{byte:02x}" for byte in c.encode("utf-8", "surrogatepass"))  # a lone surrogate too
 
 
 def _legacy_name(id_: str) -> str:

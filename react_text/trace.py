@@ -48,6 +48,7 @@ from .types import (
     Step,
     Usage,
 )
+from .written import json_text
 
 __all__ = [
     "Tracer",
@@ -169,7 +170,7 @@ class Tracer:
 
     def event(self, kind: str, **data: Any) -> None:
         line = {"event": kind, "t": round(time.monotonic() - self._started, 4), **_clean(data)}
-        self._file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._file.write(json_text(line) + "\n")  # lone surrogates escaped: see written.py
         self._file.flush()
 
     def start(self, task: str, configuration: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import get_args
 
 from .limits import Limits
+from .parser import PARSERS
 from .prompt_style import Prompting
 from .types import ParseErrorReason, StopReason
 
@@ -125,6 +126,14 @@ def _made(kind: type[Limits] | type[Prompting]) -> _Rule:
     return rule
 
 
+def _parser(value: object, path: str) -> str | None:
+    """A built-in parser's name, as the command line's --parser takes it, or `module:function` (a
+    function of the user's own, which `config.describe` records so, and only Python can hand on)."""
+    if isinstance(value, str) and (value in PARSERS or all(side.strip() for side in value.partition(":")[::2])):
+        return None
+    return f"{path} must be one of {', '.join(sorted(PARSERS))} (or a module:function), not {_said(value)}"
+
+
 def _all(*rules: _Rule) -> _Rule:
     def every(value: object, path: str) -> str | None:
         return next((p for rule in rules if (p := rule(value, path))), None)
@@ -206,7 +215,7 @@ _EVENTS: dict[str, _Rule] = {
             ),
             "limits": (_made(Limits), False),
             "prompting": (_all(_made(Prompting), _object({"example": (_or_null(_TEXT), False)})), False),
-            "parser": (_or_null(_TEXT), False),
+            "parser": (_or_null(_parser), False),
             "max_tokens": (_or_null(_count), False),  # written by 0.1
             "sources": (
                 _object(

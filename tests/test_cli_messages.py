@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,44 @@ def test_max_actions_is_taken_where_the_trace_runs_in_parallel(folder: Path) -> 
     again = cli("run", "--script", "p.jsonl", "--max-actions", "1", cwd=folder)
     assert "max-actions" not in again.stderr, again.stderr
     assert again.returncode in (0, 1), again.stderr
+
+
+def test_parse_a_reply_line_whose_text_is_not_text_is_one_line(tmp_path: Path) -> None:
+    """docs/troubleshooting.md: "*file*:*n*: not a reply line ({"text": ...})" for `parse FILE.jsonl`
+    given the wrong file; docs/reference/cli.md: never a traceback. `{"text": 5}` or
+    `{"text": null}` gives a traceback ending in `TypeError: argument of type 'int' is not
+    iterable`."""
+    (tmp_path / "replies.jsonl").write_text('{"text": 5}\n')
+    done = cli("parse", "replies.jsonl", cwd=tmp_path)
+    set_up_error(done)
+    assert "replies.jsonl:1" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "line", ['{"text": null}', '{"text": ["FINAL: 2"]}', '{"text": {"a": 1}}', "[[[[" * 30 + "]]]]" * 30, '"FINAL: 2"']
+)
+def test_parse_any_reply_line_that_is_not_one_is_one_line_naming_it(tmp_path: Path, line: str) -> None:
+    (tmp_path / "replies.jsonl").write_text('{"text": "FINAL: 1"}\n' + line + "\n")
+    said = set_up_error(cli("parse", "replies.jsonl", cwd=tmp_path))
+    assert "replies.jsonl:2: not a reply line" in said
+
+
+def test_an_mcp_server_that_prints_to_stdout_is_one_line(tmp_path: Path) -> None:
+    """docs/guarantees.md: "a set-up mistake on the command line (two MCP tools with one name too) is
+    one line and exit 2"; docs/troubleshooting.md tells the user to check "that it speaks MCP over
+    stdio (nothing else on stdout)". A server command that prints a banner first
+    (`python -c 'print("hello")'`) puts the SDK's pydantic traceback ("Failed to parse JSONRPC
+    message from server / Traceback ...") on stderr above the one-line error."""
+    set_up_error(cli("mcp", "list", "python -c 'print(\"hello\")'", cwd=tmp_path, timeout=60))
+
+
+def test_an_mcp_server_that_prints_a_banner_and_then_speaks_mcp_works_with_nothing_on_stderr(tmp_path: Path) -> None:
+    """The SDK skips a line of stdout that is not MCP (and logs it, with a traceback): the command
+    line keeps that log off stderr, and the server's tools work."""
+    counter = Path(__file__).resolve().parent / "mcp_servers" / "counter.py"
+    banner = f"{shlex.quote(sys.executable)} -c \"print('welcome'); import runpy; runpy.run_path({str(counter)!r}, run_name='__main__')\""
+    (tmp_path / "s.txt").write_text("ACTION: bump[]\n---\nFINAL: 1\n")
+    listed = cli("mcp", "list", banner, cwd=tmp_path, timeout=60)
+    assert listed.returncode == 0 and "bump[]" in listed.stdout and listed.stderr == "", listed.stderr
+    ran = cli("run", "--script", "s.txt", "--mcp", banner, "Bump.", cwd=tmp_path, timeout=60)
+    assert ran.returncode == 0 and "OBSERVATION: 1" in ran.stdout and ran.stderr == "", ran.stderr

@@ -9,6 +9,7 @@ crash can land); the replay is checked against what each task's own live run ans
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -16,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import cli as command
+from cli_support import set_up_error
 from fake_openai import FakeServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -153,6 +156,14 @@ def test_a_replay_never_plays_another_tasks_trace(tmp_path: Path) -> None:
         ('["b", "x", "1"]', "object"),
         ('"b"', "object"),
         ('{"task": "x", "answer": "1"}', "id"),
+        ('{"id": "b", "task": "x", "answer": NaN}', "answer"),  # json reads them; nothing ever equals them
+        ('{"id": "b", "task": "x", "answer": Infinity}', "answer"),
+        ('{"id": "b", "task": "x", "answer": -Infinity}', "answer"),
+        ('{"id": "b", "task": "x", "answer": 1e999}', "answer"),  # a number too big for a float: Infinity
+        ('{"id": "\\ud800", "task": "x", "answer": "1"}', "id"),  # no file name or results line holds one
+        ('{"id": "b", "task": "caf\\udce9?", "answer": "1"}', "task"),
+        ('{"id": "b", "task": "x", "answer": "\\udfff"}', "answer"),
+        ('{"id": "b", "task": "x", "answer": "1", "tools": ["calc\\ud800"]}', "tools"),
     ],
 )
 def test_every_field_of_a_task_line_is_checked_naming_the_line_and_the_field(
@@ -236,3 +247,156 @@ def test_trace_names_give_the_id_back_and_stay_in_their_folder(id_: str) -> None
     assert task_id(name) == id_ or (hashed and len(name) <= 206)  # reversible: no two ids share a name
     assert name == name.lower()  # not even on a file system that ignores case
     assert "/" not in name and "\\" not in name and not name.startswith(".") and "\x00" not in name
+
+
+ANY_CHARACTER = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr))  # lone surrogates too
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(ANY_CHARACTER, min_size=1, max_size=40))
+def test_an_id_holding_lone_surrogates_still_has_a_trace_name_of_its_own(id_: str) -> None:
+    """A Python caller's Task id need not be valid Unicode (`load` refuses one, a caller may not):
+    its trace still has a name, and one that gives the id back."""
+    name = trace_name(id_)
+    assert task_id(name) == id_ or "~" in name
+    assert name.encode("ascii") and "/" not in name and not name.startswith(".")
+
+
+# --- the review's findings (attack5), eval: the task line, resume, traces, files written over ------
+
+
+def test_a_task_id_with_a_lone_surrogate_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """docs/how-to/async-and-eval.md: "any other field, or a wrong type, is one line naming the line
+    and the field, exit 2"; docs/reference/cli.md: set-up mistakes are never a traceback. A task
+    line whose id is `"\\ud800"` (valid JSON) passes the check, the episode runs, and writing its
+    result (or its trace) raises `UnicodeEncodeError` with a traceback."""
+    (tmp_path / "tasks.jsonl").write_text('{"id": "\\ud800", "task": "What is 1 + 1?", "answer": "2"}\n')
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    done = command("eval", "tasks.jsonl", "--script", "replies.txt", "--out", "results.jsonl", cwd=tmp_path)
+    set_up_error(done)
+    assert "tasks.jsonl:1" in done.stderr and "id" in done.stderr
+
+
+def test_resume_over_a_results_file_with_a_task_twice_runs_each_task_once(tmp_path: Path) -> None:
+    """docs/how-to/async-and-eval.md: "`--resume` keeps the lines already in the file ..., runs only
+    the tasks whose ids are not there, and appends"; "The table at the end covers every task";
+    "every task appears exactly once". With one task's line in the results file twice (two
+    appends of one run), `--resume` says "2 of 3 tasks already done: running the other 1", then
+    runs two, shows "[4/3]", and the table says "4/4 right" for a file of three tasks."""
+    tasks = "".join(json.dumps({"id": name, "task": "What is 1 + 1?", "answer": "2"}) + "\n" for name in "abc")
+    (tmp_path / "tasks.jsonl").write_text(tasks)
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    command("eval", "tasks.jsonl", "--script", "replies.txt", "--out", "full.jsonl", cwd=tmp_path)
+    first = (tmp_path / "full.jsonl").read_text().splitlines()[0]
+    (tmp_path / "results.jsonl").write_text(first + "\n" + first + "\n")
+    done = command("eval", "tasks.jsonl", "--script", "replies.txt", "--out", "results.jsonl", "--resume", cwd=tmp_path)
+    assert "4/3" not in done.stderr and "4/4" not in done.stdout, done.stderr + done.stdout
+    assert "3/3 right" in done.stdout or "3/3" in done.stdout, done.stdout
+
+
+def test_resume_counts_a_sample_of_a_group_written_twice_once(tmp_path: Path) -> None:
+    tasks = write(tmp_path / "tasks.jsonl", [{"id": "a", "task": "What is 1 + 1?", "answer": "2"}])
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    command("eval", "tasks.jsonl", "--script", "replies.txt", "--n", "2", "--out", "full.jsonl", cwd=tmp_path)
+    lines = (tmp_path / "full.jsonl").read_text().splitlines()
+    second = next(line for line in lines if json.loads(line)["sample"] == 1)
+    (tmp_path / "results.jsonl").write_text(f"{second}\n{second}\n{second}\n")
+    done = command("eval", str(tasks), "--script", "replies.txt", "--n", "2", "--out", "results.jsonl", "--resume",
+               cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 tasks already done: running the other 1" in done.stderr
+    assert "[2/2]" in done.stderr and "2/2 right" in done.stdout, done.stderr + done.stdout
+
+
+def test_a_task_whose_answer_is_nan_is_refused(tmp_path: Path) -> None:
+    """docs/how-to/async-and-eval.md: "A task line is {... "answer": text or number ...}; any other
+    field, or a wrong type, is one line naming the line and the field, exit 2". `"answer": NaN`
+    (which Python's json reads) is taken as a number no answer can ever equal: the task is run and
+    scored wrong, every time."""
+    (tmp_path / "tasks.jsonl").write_text('{"id": "a", "task": "What is 1 + 1?", "answer": NaN}\n')
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    done = command("eval", "tasks.jsonl", "--script", "replies.txt", cwd=tmp_path)
+    set_up_error(done)
+    assert "answer" in done.stderr
+
+
+def test_an_eval_trace_records_the_tools_module_it_used(tmp_path: Path) -> None:
+    """docs/how-to/traces.md: the `run_start` event holds "where the tools came from (`--root`,
+    `--tools`, `--mcp`)"; docs/how-to/async-and-eval.md: "`react-text eval tasks.jsonl --script
+    traces/` # replay them". `eval --tools ./mytools.py --trace DIR` writes traces whose sources say
+    `"modules": []` (and `"mcp": []` with `--mcp`), so `eval --script DIR` then stops with "unknown
+    tools in the task file: shout" (`run --trace` records them)."""
+    (tmp_path / "mytools.py").write_text(
+        'def shout(text: str) -> str:\n    """Say it louder."""\n    return text.upper() + "!"\n'
+    )
+    (tmp_path / "tasks.jsonl").write_text('{"id": "s", "task": "Shout hi.", "answer": "HI!", "tools": ["shout"]}\n')
+    (tmp_path / "replies.txt").write_text("ACTION: shout[hi]\n---\nFINAL: HI!\n")
+    live = command(
+        "eval", "tasks.jsonl", "--tools", "./mytools.py", "--script", "replies.txt", "--trace", "traces", cwd=tmp_path
+    )
+    assert live.returncode == 0, live.stderr
+    start = json.loads((tmp_path / "traces" / "s.jsonl").read_text().splitlines()[0])
+    assert start["sources"]["modules"], start["sources"]
+    again = command("eval", "tasks.jsonl", "--script", "traces", "--out", "again.jsonl", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again.jsonl").read_text())["answer"] == "HI!"
+
+
+def test_an_eval_trace_records_its_mcp_servers_and_replays_with_them(tmp_path: Path) -> None:
+    write(tmp_path / "tasks.jsonl", [{"id": "b", "task": "Bump once", "answer": "1", "tools": ["bump"]}])
+    (tmp_path / "replies.txt").write_text("ACTION: bump[]\n---\nFINAL: 1\n")
+    live = command(
+        "eval", "tasks.jsonl", "--script", "replies.txt", "--mcp", COUNTER, "--trace", "traces", cwd=tmp_path
+    )
+    assert live.returncode == 0, live.stderr
+    start = json.loads((tmp_path / "traces" / "b.jsonl").read_text().splitlines()[0])
+    assert start["sources"]["mcp"] == [COUNTER]
+    again = command("eval", "tasks.jsonl", "--script", "traces", "--trace", "again", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert observations(tmp_path / "again" / "b.jsonl") == ["1"]
+
+
+def test_eval_refuses_to_write_its_results_over_its_task_file(tmp_path: Path) -> None:
+    """docs/reference/cli.md: "Set-up mistakes are one line on stderr and exit status 2";
+    docs/how-to/async-and-eval.md: "a crash loses nothing already done". `react-text eval
+    tasks.jsonl --out tasks.jsonl` (a slip of the tab key) replaces the task file with the results,
+    exit 0, without a word: the tasks are gone."""
+    tasks = (
+        '{"id": "a", "task": "What is 1 + 1?", "answer": "2"}\n{"id": "b", "task": "What is 2 + 2?", "answer": "4"}\n'
+    )
+    (tmp_path / "tasks.jsonl").write_text(tasks)
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    done = command("eval", "tasks.jsonl", "--script", "replies.txt", "--out", "tasks.jsonl", cwd=tmp_path)
+    assert (tmp_path / "tasks.jsonl").read_text() == tasks
+    set_up_error(done)
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--out", "./sub/../tasks.jsonl"], "--out"),  # the same file by another path
+        (["--out", "linked.jsonl"], "--out"),  # a hard link of the task file
+        (["--out", "pointer.jsonl"], "--out"),  # a symbolic link to it
+        (["--trajectories", "tasks.jsonl"], "--trajectories"),
+        (["--out", "replies.txt"], "--out"),  # the script
+        (["--out", "r.jsonl", "--trajectories", "r.jsonl"], "--trajectories"),  # one output over the other
+        (["--out", "r.jsonl", "--trace", "."], "--trace"),  # the task's trace would be ./tasks.jsonl: the tasks
+        (["--trace", "traces", "--script", "traces"], "--trace"),  # the traces it plays
+        (["--out", "traces/tasks.jsonl", "--script", "traces"], "--out"),  # one of them
+        (["--out", "mytools.py", "--tools", "./mytools.py"], "--out"),
+    ],
+)
+def test_no_output_of_eval_is_one_of_its_inputs(tmp_path: Path, flags: list[str], says: str) -> None:
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "tasks.jsonl", [{"id": "tasks", "task": "What is 1 + 1?", "answer": "2"}])
+    os.link(tmp_path / "tasks.jsonl", tmp_path / "linked.jsonl")
+    (tmp_path / "pointer.jsonl").symlink_to(tmp_path / "tasks.jsonl")
+    (tmp_path / "replies.txt").write_text("FINAL: 2\n")
+    (tmp_path / "mytools.py").write_text(TOOLS_MODULE)
+    assert command("eval", "tasks.jsonl", "--script", "replies.txt", "--trace", "traces", cwd=tmp_path).returncode == 0
+    (tmp_path / "r.jsonl").write_text("kept\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    script = [] if "--script" in flags else ["--script", "replies.txt"]
+    line = set_up_error(command("eval", "tasks.jsonl", *script, *flags, cwd=tmp_path))
+    assert line.startswith(f"react-text: {says} ") and "written over" in line, line
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # nothing written
