@@ -50,12 +50,12 @@ from .errors import ModelError
 from .limits import Limits
 from .model_info import ModelInfo, describe, grammar_on, no_grammar
 from .observing import Observer
-from .parser import parse
+from .parser import PARSERS, parse
 from .prompt_style import Prompting
 from .protocol import THINK_OPEN
 from .sampling import check_seed
 from .tools import Tool, as_tools, listing
-from .types import Action, AsyncModel, Model, Parser, RunResult, Step
+from .types import Action, AsyncModel, Model, Parser, Reply, RunResult, Step
 
 __all__ = [
     "Agent",
@@ -74,10 +74,12 @@ class Agent:
     state, and `dataclasses.replace` (or `with_limits`) makes a changed copy.
 
     `limits` and `prompting` default to what the model recommends (`recommended_limits`,
-    `recommended_prompting`), else to `Limits()` and `Prompting()`. `approve` is asked before a
-    risky tool runs (True, False, or "stop" to end the run; it may be async); without one, risky
-    tools are declined. `count_tokens` counts as the model does (default: the model's own counter,
-    else tiktoken by the model's name).
+    `recommended_prompting`), else to `Limits()` and `Prompting()`. `approve(tool, action)` is
+    asked before a risky tool runs and answers True, False, or "stop" to end the run (it may be
+    async); without one, risky tools are declined. `parser` reads the replies (`parse`, or another
+    function of `react_text.parser.PARSERS`). `count_tokens` counts as the model does (default: the
+    model's own counter, else tiktoken by the model's name). Each is checked here, when the agent
+    is made, and a wrong one is a TypeError naming it.
     """
 
     model: Model
@@ -103,6 +105,7 @@ class Agent:
         count_tokens: budget.Counter | None = None,
     ) -> None:
         _check_model(model)
+        _check_functions(approve=approve, parser=parser, count_tokens=count_tokens)
         info = describe(model)
         limits = limits if limits is not None else info.limits or Limits()
         prompting = prompting if prompting is not None else info.prompting or Prompting()
@@ -213,12 +216,49 @@ def _check_model(model: object) -> None:
             f'OpenAIChat("{model}") (a server\'s model; base_url=... for a local server), '
             f'LocalModel("{model}") for a .gguf file, or LocalModel() for the embedded one'
         )
+    if isinstance(model, type):  # Agent(ScriptedModel): the class has the members, but unbound
+        raise TypeError(
+            f"Agent takes a model object, not the class {model.__name__}: make one with {model.__name__}(...)"
+        )
     missing = [a for a in ("api", "name", "accepts_grammar", "generate") if not hasattr(model, a)]
     if missing:
         raise TypeError(
             f"Agent takes a model object (with api, name, accepts_grammar and generate(request)), "
             f'not {type(model).__name__}: it has no {", ".join(missing)}; e.g. OpenAIChat("gpt-4o-mini")'
         )
+    kind, api, name, generate = type(model).__name__, model.api, model.name, model.generate  # type: ignore[attr-defined]
+    if api not in ("chat", "completion"):
+        raise ValueError(f"the model's api ({kind}.api) must be 'chat' or 'completion', not {api!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"the model's name ({kind}.name) must be text, not {name!r}")
+    if not callable(generate):
+        raise TypeError(f"{kind}.generate must be a method, generate(request) -> Reply, not {generate!r}")
+
+
+# What each function Agent takes does, for the refusal of one that is not a function.
+_CALLED = {
+    "approve": 'takes (tool, action) and answers True, False or "stop"',
+    "parser": "takes (text, tools=names) and returns an Action, a Final or a ParseError",
+    "count_tokens": "takes a text and returns its number of tokens",
+}
+
+
+def _check_functions(**given: object) -> None:
+    """Each of Agent's function options is None (approve, count_tokens: the default) or callable,
+    else a TypeError naming it, what it is called with, and what the slip most likely meant."""
+    for option, value in given.items():
+        if callable(value) or (value is None and option != "parser"):
+            continue
+        if option == "parser" and isinstance(value, str):
+            hint = (
+                f": the command line's --parser names are the keys of react_text.parser.PARSERS, "
+                f"so parser=PARSERS[{value!r}]"
+                if value in PARSERS
+                else f"; the built-in ones are react_text.parser.PARSERS: {', '.join(sorted(PARSERS))}"
+            )
+            raise TypeError(f"Agent takes a parser function, not the name {value!r}{hint}")
+        hint = " (to approve every risky call: approve=lambda tool, action: True)" if option == "approve" else ""
+        raise TypeError(f"{option} must be a function that {_CALLED[option]}, not {value!r}{hint}")
 
 
 class _Driven:
@@ -482,7 +522,11 @@ def _event(command: Command, made: Any, seconds: float) -> Event:
     """The event the episode is sent for what came of `command`: a Reply or a ModelError for a
     Send, an Approval, an Outcome, or (Outcome, seconds) pairs for an InvokeAll, as `_carry` makes them."""
     if isinstance(command, Send):
-        return Failed(made, seconds) if isinstance(made, ModelError) else Replied(made, seconds)
+        if isinstance(made, ModelError):
+            return Failed(made, seconds)
+        if not isinstance(made, Reply):  # a model of the user's own: its bug, said in its words
+            raise TypeError(f"the model's generate returned {type(made).__name__}, not a Reply: return Reply(text)")
+        return Replied(made, seconds)
     if isinstance(command, Approve):
         return Decided(made)
     if isinstance(command, InvokeAll):

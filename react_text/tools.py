@@ -113,9 +113,11 @@ def tool(
     """
 
     def build(f: Callable[..., object]) -> Tool:
+        if not callable(f):
+            raise TypeError(f"tool takes a function (tool(fn, ...), or @tool(...) above one), not {f!r:.60}")
         doc = inspect.getdoc(f) or ""
         return Tool(
-            name=name or str(getattr(f, "__name__", "")),
+            name=str(getattr(f, "__name__", "")) if name is None else name,  # name="" is refused, not ignored
             description=doc.split("\n\n")[0].replace("\n", " ").strip() if description is None else description,
             fn=f,
             risky=risky,

@@ -194,7 +194,9 @@ class Reply:
     """What a model returned. `usage` is None when the backend does not report it.
 
     `reasoning` is what a server split out of the reply (`reasoning_content`, `reasoning`); a
-    reasoning model's inline `<think>` block stays in `text`.
+    reasoning model's inline `<think>` block stays in `text`. Checked when made: a reply with no
+    text is "" (a backend reading `"content": null` makes that, an empty reply the loop corrects),
+    never None.
     """
 
     text: str
@@ -202,6 +204,17 @@ class Reply:
     finish_reason: str | None = None
     reasoning: str | None = None
     tokens: Tokens | None = None  # the call as token ids, when the backend keeps them
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f'Reply.text must be text ("" for an empty reply), not {self.text!r:.80}')
+        for name, kind in (("usage", Usage), ("finish_reason", str), ("reasoning", str), ("tokens", Tokens)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"Reply.{name} must be {_A[name]} or None, not {value!r:.80}")
+
+
+_A = {"usage": "a Usage", "finish_reason": "text", "reasoning": "text", "tokens": "a Tokens"}
 
 
 OutcomeKind = Literal["ok", "error", "timeout"]

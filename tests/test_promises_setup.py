@@ -1,19 +1,40 @@
 """Issue 20, "set-up checked when made": a worked example given as text works whatever its length,
 a template name that does not exist is refused when Prompting is made, naming the option, and no
-set-up mistake reaches a command-line user as a traceback (two MCP servers with one tool name)."""
+set-up mistake reaches a command-line user as a traceback (two MCP servers with one tool name).
+
+The outside review (attack5): every public constructor (Agent, ScriptedModel, Reply, OpenAIChat and
+OpenAICompletion, LocalModel, mcp_tools, tool) checks its arguments' types and ranges when it is
+made, and the error names the option, not an internal class or a TypeError from deep in a run."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
-from react_text import Agent, Prompting, RunResult, ScriptedModel
+from react_text import (
+    Agent,
+    Limits,
+    LocalModel,
+    ModelError,
+    OpenAIChat,
+    OpenAICompletion,
+    Prompting,
+    Reply,
+    RunResult,
+    ScriptedModel,
+    tool,
+)
+from react_text.mcp import Server, mcp_tools
 
 Driver = Callable[[Agent, str], RunResult]
 ONE_LINE = "QUESTION: What is 2 + 2? THOUGHT: I add. FINAL: 4"
@@ -72,3 +93,148 @@ def test_two_mcp_servers_with_one_tool_name_is_one_line_and_exit_2(tmp_path: Pat
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.startswith("react-text: ") and "two MCP servers" in done.stderr, done.stderr
+
+
+# --- attack5: set-up checked when made ------------------------------------------------------------
+
+
+def test_a_parser_given_by_name_is_refused_when_the_agent_is_made() -> None:
+    """docs/guarantees.md: "set-up is checked when made"; the CLI takes `--parser strict`, so a user
+    writes `Agent(model, parser="strict")`. It is accepted, and `run` then raises
+    `TypeError: 'str' object is not callable`, which names neither the option nor what it takes."""
+    with pytest.raises(TypeError, match="parser"):
+        Agent(ScriptedModel(["FINAL: 4"]), parser="strict")  # type: ignore[arg-type]
+
+
+def test_approve_true_is_refused_when_made_or_approves() -> None:
+    """Agent's docstring: "`approve` is asked before a risky tool runs (True, False, or "stop" to
+    end the run; it may be async)". A user reads that as `approve=True`; it is accepted, and the run
+    raises `TypeError: 'bool' object is not callable` when the risky tool comes up
+    (docs/guarantees.md: "set-up is checked when made")."""
+    rm = tool(lambda path: "gone", name="rm", risky=True)
+    try:
+        agent = Agent(ScriptedModel(["ACTION: rm[x]", "FINAL: done"]), tools=[rm], approve=True)  # type: ignore[arg-type]
+    except TypeError as error:
+        refusal: str | None = str(error)
+    else:
+        refusal = None
+    if refusal is not None:
+        assert "approve" in refusal
+        return
+    result = agent.run("Remove x.")
+    assert result.steps[0].observation == "gone"
+
+
+def test_a_model_class_instead_of_a_model_is_refused_when_made() -> None:
+    """docs/guarantees.md: "`Agent` says what a model and a tool are". `Agent(ScriptedModel)` (the
+    class, a slip for `ScriptedModel([...])`) is accepted, and `run` raises
+    `TypeError: ScriptedModel.count_tokens() missing 1 required positional argument: 'text'`."""
+    with pytest.raises(TypeError, match="model"):
+        Agent(ScriptedModel)  # type: ignore[arg-type]
+
+
+def test_a_bad_count_tokens_is_refused_naming_the_option() -> None:
+    """docs/guarantees.md: "bad limits are refused when made, naming the option"; set-up is checked
+    when made. `Agent(model, count_tokens=5)` raises `TypeError: the first argument must be
+    callable`, which does not say which argument."""
+    with pytest.raises(TypeError, match="count_tokens"):
+        Agent(ScriptedModel(["FINAL: 4"]), count_tokens=5)  # type: ignore[arg-type]
+
+
+def test_a_scripted_model_given_one_string_is_refused() -> None:
+    """docs/how-to/testing.md: "`ScriptedModel(replies)` plays a model whose replies you choose ...
+    it returns the replies one per call". `ScriptedModel("FINAL: 4")` (a string, not a list) is
+    accepted and plays each character as a reply: the run ends in `format_errors` with
+    "3 unreadable replies in a row", and nothing says why."""
+    with pytest.raises((TypeError, ValueError), match="replies"):
+        ScriptedModel("FINAL: 4")
+
+
+def test_a_scripted_window_of_zero_is_refused_when_made() -> None:
+    """docs/how-to/testing.md: "`context_window=` plays a server with a small window". A window of 0
+    (or -5) is accepted, and `run` raises `ValueError: EpisodeSpec.window must be a positive whole
+    number of tokens or None, not 0`, naming an internal class instead of `context_window`."""
+    with pytest.raises((TypeError, ValueError), match="context_window"):
+        ScriptedModel(["FINAL: 4"], context_window=0)
+
+
+def test_a_reply_with_no_text_is_a_model_error(drive: Any) -> None:
+    """docs/guarantees.md: "`Agent.run` and `arun` never raise for a model or network failure or a
+    malformed answer: they return `stop_reason "model_error"`". A model whose Reply has text None
+    (as a backend gets for `"content": null`) makes `run` raise
+    `TypeError: 'None' is not an instance of 'str'`, under both drivers."""
+    try:
+        model = ScriptedModel([Reply(None)])  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return  # refused when made: fine
+    result = drive(Agent(model), "What is 2 + 2?")
+    assert result.stop_reason == "model_error"
+
+
+# The siblings the review did not try: every public constructor, each option with a wrong type or
+# out of range, refused when made, the error naming the option (a regex on its words).
+_URL = "http://127.0.0.1:9/v1"
+
+
+class _ApiChatt:
+    api = "chatt"
+    name = "m"
+    accepts_grammar = False
+
+    def generate(self, request: object) -> Reply:
+        return Reply("FINAL: 4")
+
+
+SIBLINGS: dict[str, tuple[Callable[[], object], str]] = {
+    "Agent approve='stop'": (lambda: Agent(ScriptedModel([]), approve="stop"), "approve"),  # type: ignore[arg-type]
+    "Agent parser=None": (lambda: Agent(ScriptedModel([]), parser=None), "parser"),  # type: ignore[arg-type]
+    "Agent parser='strik'": (lambda: Agent(ScriptedModel([]), parser="strik"), "PARSERS"),  # type: ignore[arg-type]
+    "Agent count_tokens='cl100k_base'": (
+        lambda: Agent(ScriptedModel([]), count_tokens="cl100k_base"),  # type: ignore[arg-type]
+        "count_tokens",
+    ),
+    "Agent model api 'chatt'": (lambda: Agent(_ApiChatt()), r"api"),  # type: ignore[arg-type]
+    "Agent model the class OpenAIChat": (lambda: Agent(OpenAIChat), r"class OpenAIChat"),  # type: ignore[arg-type]
+    "ScriptedModel a reply that is a number": (lambda: ScriptedModel(["FINAL: 4", 4]), "reply 2"),  # type: ignore[list-item]
+    "ScriptedModel bytes": (lambda: ScriptedModel(b"FINAL: 4"), "replies"),  # type: ignore[arg-type]
+    "ScriptedModel.per_run one string": (lambda: ScriptedModel.per_run("FINAL: 4"), "replies"),
+    "ScriptedModel context_window -5": (lambda: ScriptedModel([], context_window=-5), "context_window"),
+    "ScriptedModel context_window '600'": (lambda: ScriptedModel([], context_window="600"), "context_window"),  # type: ignore[arg-type]
+    "ScriptedModel api 'json'": (lambda: ScriptedModel([], api="json"), r"ScriptedModel\.api"),  # type: ignore[arg-type]
+    "ScriptedModel tokenizer 3": (lambda: ScriptedModel([], tokenizer=3), "tokenizer"),  # type: ignore[arg-type]
+    "ScriptedModel message_overhead -1": (lambda: ScriptedModel([], message_overhead=-1), "message_overhead"),
+    "Reply text bytes": (lambda: Reply(b"FINAL: 4"), r"Reply\.text"),  # type: ignore[arg-type]
+    "Reply usage a dict": (lambda: Reply("x", usage={"prompt_tokens": 1}), r"Reply\.usage"),  # type: ignore[arg-type]
+    "tool name 5": (lambda: tool(lookup, name=5), "tool name"),  # type: ignore[arg-type]
+    "tool name ''": (lambda: tool(lookup, name=""), "tool name"),
+    "tool of no function": (lambda: tool(5), "tool takes a function"),  # type: ignore[arg-type]
+    "tool timeout -1": (lambda: tool(lookup, timeout=-1), "timeout"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIBLINGS))
+def test_every_constructor_refuses_a_bad_option_naming_it(case: str) -> None:
+    make, named = SIBLINGS[case]
+    with pytest.raises((TypeError, ValueError), match=named):
+        make()
+
+
+def test_a_model_that_returns_no_reply_is_named(drive: Any) -> None:
+    """A model of one's own whose generate returns text instead of a Reply: the error says so in the
+    model's words (generate, Reply), not an internal event's."""
+
+    class Texts:
+        api = "chat"
+        name = "texts"
+        accepts_grammar = False
+
+        def generate(self, request: object) -> str:
+            return "FINAL: 4"
+
+    with pytest.raises(TypeError, match=r"^the model's generate returned str, not a Reply"):
+        drive(Agent(Texts()), "What is 2 + 2?")  # type: ignore[arg-type]
+
+
+def test_an_exception_class_in_a_script_is_refused_naming_the_reply() -> None:
+    with pytest.raises(TypeError, match="reply 1 is type"):
+        ScriptedModel([ModelError])  # type: ignore[list-item]

@@ -80,7 +80,8 @@ class ScriptedModel:
     calls: list[Request] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        self._script = list(self.replies)
+        self._script = _script(self.replies)
+        _check(self)
         self._served = 0
         self._lock = threading.Lock()
         self._tips: list[Prompt] = []  # the latest request of each conversation seen (to notice sharing)
@@ -90,7 +91,7 @@ class ScriptedModel:
     def per_run(cls, replies: Iterable[str | Reply | BaseException], **options: Any) -> PerRun:
         """A model that gives every run a script of its own: `replies` from the start, whatever other
         runs (threads or tasks) use the same agent at the same time. See `PerRun`."""
-        return PerRun(list(replies), options)
+        return PerRun(_script(replies), options)
 
     def generate(self, request: Request) -> Reply:
         if self.api == "chat" and isinstance(request.prompt, str):
@@ -194,6 +195,49 @@ class ScriptedModel:
             middle = (low + high) // 2
             low, high = (middle, high) if count(text[:middle]) <= allowance else (low, middle)
         return text[:low]
+
+
+def _script(replies: object) -> list[str | Reply | BaseException]:
+    """The replies as a list, checked: a string alone would be played one character a call."""
+    if isinstance(replies, str | bytes) or not isinstance(replies, Iterable):
+        hint = f" (ScriptedModel([{replies!r:.40}]))" if isinstance(replies, str) else ""
+        raise TypeError(
+            f"ScriptedModel takes its replies as a list, one per call{hint}, "
+            f"not {type(replies).__name__} {replies!r:.40}"
+        )
+    script = list(replies)
+    for number, item in enumerate(script, 1):
+        if not isinstance(item, str | Reply | BaseException):
+            raise TypeError(
+                f"ScriptedModel's replies are texts, Replies or exceptions (ModelError(...)); reply {number} "
+                f"is {type(item).__name__} {item!r:.40}"
+            )
+    return script
+
+
+def _check(model: ScriptedModel) -> None:
+    """The options of a ScriptedModel, each refused when made, naming it."""
+    if model.api not in ("chat", "completion"):
+        raise ValueError(f"ScriptedModel.api must be 'chat' or 'completion', not {model.api!r}")
+    if not isinstance(model.name, str):
+        raise TypeError(f"ScriptedModel.name must be text, not {model.name!r}")
+    for option in ("accepts_grammar", "accepts_prefill"):
+        if not isinstance(getattr(model, option), bool):
+            raise TypeError(f"ScriptedModel.{option} must be True or False, not {getattr(model, option)!r}")
+    if model.tokenizer is not None and not callable(model.tokenizer):
+        raise TypeError(
+            f"ScriptedModel.tokenizer must be a function from text to tokens or None, not {model.tokenizer!r}"
+        )
+    _at_least("message_overhead", model.message_overhead, 0)
+    if model.context_window is not None:
+        _at_least("context_window", model.context_window, 1)
+
+
+def _at_least(option: str, value: object, least: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"ScriptedModel.{option} must be a whole number of tokens, not {value!r}")
+    if value < least:
+        raise ValueError(f"ScriptedModel.{option} must be at least {least}, not {value}")
 
 
 class PerRun:
