@@ -158,6 +158,31 @@ def test_a_scripted_window_of_zero_is_refused_when_made() -> None:
         ScriptedModel(["FINAL: 4"], context_window=0)
 
 
+def test_an_mcp_tool_timeout_of_zero_is_refused_when_made() -> None:
+    """docs/guarantees.md: "set-up is checked when made"; `mcp_tools`' docstring: "`timeout` is each
+    tool's time limit in seconds". `mcp_tools(server, timeout=0)` (or -1, or "5") is accepted; the
+    block then prints "skipped the tool 'get-weather' ...: timeout must be a positive number" and
+    yields no tools at all, so the run says "There is no tool named "get-weather". Valid tools: ."."""
+    with pytest.raises((TypeError, ValueError), match="timeout"):
+        mcp_tools("python server.py", timeout=0)
+
+
+def test_mcp_env_values_that_are_not_text_are_refused_when_made() -> None:
+    """docs/guarantees.md: "set-up is checked when made". `mcp_tools(cmd, env={"DEBUG": 1})` is
+    accepted; entering the block raises `TypeError: object of type 'int' has no len()` out of the
+    key-redaction code, after a pydantic traceback."""
+    with pytest.raises((TypeError, ValueError), match="env"):
+        mcp_tools("python server.py", env={"DEBUG": 1})  # type: ignore[dict-item]
+
+
+def test_mcp_servers_passed_as_a_list_are_refused_in_words() -> None:
+    """docs/how-to/mcp.md: "`mcp_tools("python server.py", "http://127.0.0.1:8000/mcp")` takes
+    several servers at once". Passing them as one list, `mcp_tools(["python server.py"])`, raises
+    `AttributeError: 'list' object has no attribute 'strip'` instead of saying what it takes."""
+    with pytest.raises((TypeError, ValueError), match="server"):
+        mcp_tools(["python server.py"])  # type: ignore[arg-type]
+
+
 def test_a_reply_with_no_text_is_a_model_error(drive: Any) -> None:
     """docs/guarantees.md: "`Agent.run` and `arun` never raise for a model or network failure or a
     malformed answer: they return `stop_reason "model_error"`". A model whose Reply has text None
@@ -205,6 +230,11 @@ SIBLINGS: dict[str, tuple[Callable[[], object], str]] = {
     "ScriptedModel message_overhead -1": (lambda: ScriptedModel([], message_overhead=-1), "message_overhead"),
     "Reply text bytes": (lambda: Reply(b"FINAL: 4"), r"Reply\.text"),  # type: ignore[arg-type]
     "Reply usage a dict": (lambda: Reply("x", usage={"prompt_tokens": 1}), r"Reply\.usage"),  # type: ignore[arg-type]
+    "mcp_tools timeout '5'": (lambda: mcp_tools("python server.py", timeout="5"), "timeout"),  # type: ignore[arg-type]
+    "mcp_tools timeout nan": (lambda: mcp_tools("python server.py", timeout=float("nan")), "timeout"),
+    "mcp_tools env a list": (lambda: mcp_tools("python server.py", env=["DEBUG=1"]), "env"),  # type: ignore[arg-type]
+    "mcp_tools a tuple of servers": (lambda: mcp_tools(("a.py", "b.py")), r"mcp_tools\(\*servers\)"),  # type: ignore[arg-type]
+    "Server a number": (lambda: Server(5), "MCP server"),  # type: ignore[arg-type]
     "tool name 5": (lambda: tool(lookup, name=5), "tool name"),  # type: ignore[arg-type]
     "tool name ''": (lambda: tool(lookup, name=""), "tool name"),
     "tool of no function": (lambda: tool(5), "tool takes a function"),  # type: ignore[arg-type]
@@ -217,6 +247,12 @@ def test_every_constructor_refuses_a_bad_option_naming_it(case: str) -> None:
     make, named = SIBLINGS[case]
     with pytest.raises((TypeError, ValueError), match=named):
         make()
+
+
+def test_an_mcp_header_that_is_not_text_is_named_by_its_key_never_its_value() -> None:
+    with pytest.raises(TypeError, match=r"headers\['Authorization'\]") as refused:
+        mcp_tools("http://127.0.0.1:9/mcp", headers={"Authorization": b"Bearer sk-secret-0123456789"})  # type: ignore[dict-item]
+    assert "secret" not in str(refused.value)
 
 
 def test_a_model_that_returns_no_reply_is_named(drive: Any) -> None:

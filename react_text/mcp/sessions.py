@@ -55,6 +55,14 @@ class Server:
     cwd: str | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.target, str):
+            raise TypeError(
+                f"an MCP server is a command line or an http(s) URL, as text, not {type(self.target).__name__}"
+            )
+        _texts("env", self.env)
+        _texts("headers", self.headers)
+        if self.cwd is not None and not isinstance(self.cwd, str | os.PathLike):
+            raise TypeError(f"cwd must be a folder's path or None, not {self.cwd!r}")
         if not self.target.strip():
             raise ValueError("an MCP server is a command line or an http(s) URL, not an empty string")
         if self.http and self.env:
@@ -73,6 +81,17 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
+
+
+def _texts(option: str, given: object) -> None:
+    """`env` and `headers` map names to text; a wrong one is named by its key, never its value (a secret)."""
+    if not isinstance(given, Mapping):
+        raise TypeError(f"{option}= maps names to text values, not {type(given).__name__}")
+    for key, value in given.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{option}= maps names to text values; a name is {type(key).__name__} {key!r:.40}")
+        if not isinstance(value, str):
+            raise TypeError(f"{option}[{key!r}] must be text (its value as a string), not {type(value).__name__}")
 
 
 class Session:

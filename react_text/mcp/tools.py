@@ -40,6 +40,14 @@ def mcp_tools(
     server is never sent to another). `timeout` is each tool's time limit in seconds (None: the
     agent's `Limits.tool_seconds`).
     """
+    for server in servers:
+        if not isinstance(server, str | Server):
+            raise TypeError(
+                "mcp_tools takes each server as an argument of its own, a command line or an http(s) URL "
+                f'(mcp_tools("python server.py", "http://127.0.0.1:8000/mcp"); a list: mcp_tools(*servers)), '
+                f"not {type(server).__name__}"
+            )
+    _check_timeout(timeout)
     commands = [s for s in servers if isinstance(s, str) and not s.startswith(("http://", "https://"))]
     urls = [s for s in servers if isinstance(s, str) and s.startswith(("http://", "https://"))]
     if env and not commands:
@@ -62,6 +70,7 @@ class MCPTools:
     """The context manager `mcp_tools` returns; entering it yields a tuple of Tools. Used once."""
 
     def __init__(self, servers: tuple[Server, ...], timeout: float | None = None) -> None:
+        _check_timeout(timeout)
         if importlib.util.find_spec("mcp") is None:
             raise ConfigError(_INSTALL)
         self.servers = servers
@@ -154,6 +163,13 @@ def from_cli(servers: Sequence[str], env: Sequence[str] = (), headers: Sequence[
         fields[key.strip()] = value.strip()
     with set_up():
         return mcp_tools(*servers, env=variables or None, headers=fields or None)
+
+
+def _check_timeout(timeout: object) -> None:
+    """Each tool's time limit, as `Tool` takes it: refused when the block is made, not tool by tool
+    when it is entered (which would skip every tool)."""
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds or None, not {timeout!r}")
 
 
 _CallMaker = Callable[[Session, str, Parameters], Callable[..., object]]
