@@ -128,31 +128,32 @@ def model(
         from .backends.local import LocalModel
 
         try:
-            return LocalModel(
-                name, api=api or "completion", n_threads=threads, temperature=temperature or 0.0, think=think
-            )
+            with set_up():
+                return LocalModel(
+                    name, api=api or "completion", n_threads=threads, temperature=temperature or 0.0, think=think
+                )
         except ModelError as exc:  # a missing extra or model file: set-up, not a failed call
             raise ConfigError(str(exc)) from exc
     from .backends.openai_api import OpenAIChat, OpenAICompletion
 
     backend = OpenAICompletion if api == "completion" else OpenAIChat
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
     from .backends import wire
 
     if server is not None and server not in wire.SERVERS:
         raise ConfigError(f"--server must be one of {', '.join(wire.SERVERS)}, not {server!r}")
     if grammar and server is not None and server not in wire.GRAMMAR_SERVERS:
         raise ConfigError(f"{server} takes no grammar: leave --grammar off (stop sequences and the guard still apply)")
-    return backend(
-        name,
-        base_url=url,
-        stream=stream,
-        grammar=bool(grammar),
-        server=server,
-        temperature=0.0 if temperature is None else temperature,
-        think=think,
-        token_ids=token_ids,
-    )
+    with set_up():  # a URL that is none (no http://), an empty name: one line, before any call
+        return backend(
+            name,
+            base_url=base_url,  # None: $OPENAI_BASE_URL (checked and named as such), else OpenAI
+            stream=stream,
+            grammar=bool(grammar),
+            server=server,
+            temperature=0.0 if temperature is None else temperature,
+            think=think,
+            token_ids=token_ids,
+        )
 
 
 def is_in_process(chosen: Model) -> bool:

@@ -196,6 +196,152 @@ def test_a_reply_with_no_text_is_a_model_error(drive: Any) -> None:
     assert result.stop_reason == "model_error"
 
 
+class _Answers(BaseHTTPRequestHandler):
+    """A chat server that answers each POST with the next of `bodies` (200), recording the requests."""
+
+    bodies: ClassVar[list[dict[str, Any]]] = []
+    posts: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send(404, {"object": "error", "message": "not found"})
+
+    def do_POST(self) -> None:
+        self.posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self._send(200, self.bodies[min(len(self.posts), len(self.bodies)) - 1])
+
+
+def _chat(content: str | None) -> dict[str, Any]:
+    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+    usage = {"prompt_tokens": 300, "completion_tokens": 3, "total_tokens": 303}
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice], "usage": usage}
+
+
+@pytest.fixture
+def answers() -> Iterator[str]:
+    _Answers.posts = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_server_reply_of_null_content_is_an_empty_reply_the_run_corrects(drive: Any, answers: str) -> None:
+    """What a real backend makes of `"content": null` with no reasoning: Reply(""), which the loop
+    answers with the corrective observation for an empty reply, and the run goes on (never a
+    TypeError, under either driver)."""
+    _Answers.bodies = [_chat(None), _chat("FINAL: 4")]
+    model = OpenAIChat("m", base_url=answers, api_key="none", max_retries=0)
+    result = drive(Agent(model, limits=Limits(reply_tokens=64)), "What is 2 + 2?")
+    assert (result.stop_reason, result.answer) == ("final", "4"), result.error
+    assert (result.steps[0].reply, result.steps[0].parsed.reason) == ("", "empty")
+    assert len(_Answers.posts) == 2
+
+
+@pytest.mark.parametrize(
+    ("option", "options"),
+    [
+        ("base_url", {"base_url": "127.0.0.1:8000/v1"}),
+        ("timeout", {"timeout": -5}),
+        ("timeout", {"timeout": 0}),
+        ("extra_body", {"extra_body": [1]}),
+        ("model", {"model": None}),
+    ],
+)
+def test_openai_chat_refuses_a_bad_option_when_made(option: str, options: dict[str, Any]) -> None:
+    """docs/guarantees.md: "set-up is checked when made"; troubleshooting.md gives "could not reach
+    *url*" for "no server answers at that URL". Today each of these is accepted and shows up only in
+    a run, misleadingly: `base_url="127.0.0.1:8000/v1"` (no scheme, a server running there) ends
+    as "could not reach 127.0.0.1:8000/v1/: Connection error."; `timeout=-5` as "bad answer from
+    ...: Timeout value out of range"; `timeout=0` as "could not reach"; `extra_body=[...]` raises
+    "cannot convert dictionary update sequence element #0 to a sequence"; `OpenAIChat(None)` makes
+    `Agent(...)` raise `AttributeError: 'NoneType' object has no attribute 'startswith'`."""
+    arguments = {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "none", **options}
+    model = arguments.pop("model")
+    with pytest.raises((TypeError, ValueError), match=option):
+        OpenAIChat(model, **arguments)
+
+
+class _SGLangLike(BaseHTTPRequestHandler):
+    """Refuses the first chat request as SGLang does when the prompt passes its window, then answers."""
+
+    posts: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, code: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send(404, {"object": "error", "message": "not found"})
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.posts.append(request)
+        if len(self.posts) == 1:
+            message = "The input (1561 tokens) is longer than the model's context length (1500 tokens)."
+            self._send(
+                400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+            )
+            return
+        self._send(200, _chat("FINAL: done"))
+
+
+@pytest.fixture
+def sglang_like() -> Iterator[str]:
+    _SGLangLike.posts = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SGLangLike)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_extra_body_does_not_replace_the_planned_allowance_or_the_prompt(sglang_like: str) -> None:
+    """docs/concepts/limits.md: "`Limits(tokens=N)` ... is *planned*: a call is made only if, after
+    it, the forced final call still fits"; docs/guarantees.md: "no run is billed past
+    `Limits(tokens=...)`". `OpenAIChat(..., extra_body={"max_tokens": 4000})` sends max_tokens 4000
+    whatever the plan (reply_tokens=64, tokens=2000), and `extra_body={"messages": [...]}` replaces
+    the whole prompt, silently. Either is refused when made, or the engine's own fields win."""
+    try:
+        model = OpenAIChat("m", base_url=sglang_like, api_key="none", max_retries=0, extra_body={"max_tokens": 4000})
+    except (TypeError, ValueError) as error:
+        refusal: str | None = str(error)
+    else:
+        refusal = None
+    if refusal is not None:
+        assert "extra_body" in refusal
+        return
+    _SGLangLike.posts.append({})  # skip the fake's first refusal: answer at once
+    Agent(model, limits=Limits(reply_tokens=64, tokens=2000)).run("What is 2 + 2?")
+    assert _SGLangLike.posts[-1]["max_tokens"] <= 64
+
+
+def test_extra_body_fields_of_its_own_are_sent(answers: str) -> None:
+    """What extra_body is for still works: fields the engine does not write go with every request."""
+    _Answers.bodies = [_chat("FINAL: 4")]
+    model = OpenAIChat("m", base_url=answers, api_key="none", max_retries=0, extra_body={"top_k": 20})
+    assert Agent(model, limits=Limits(reply_tokens=64)).run("What is 2 + 2?").answer == "4"
+    assert (_Answers.posts[0]["top_k"], _Answers.posts[0]["max_tokens"]) == (20, 64)
+
+
 # The siblings the review did not try: every public constructor, each option with a wrong type or
 # out of range, refused when made, the error naming the option (a regex on its words).
 _URL = "http://127.0.0.1:9/v1"
@@ -230,6 +376,26 @@ SIBLINGS: dict[str, tuple[Callable[[], object], str]] = {
     "ScriptedModel message_overhead -1": (lambda: ScriptedModel([], message_overhead=-1), "message_overhead"),
     "Reply text bytes": (lambda: Reply(b"FINAL: 4"), r"Reply\.text"),  # type: ignore[arg-type]
     "Reply usage a dict": (lambda: Reply("x", usage={"prompt_tokens": 1}), r"Reply\.usage"),  # type: ignore[arg-type]
+    "OpenAICompletion base_url localhost:8000": (
+        lambda: OpenAICompletion("m", base_url="localhost:8000/v1", api_key="none"),
+        "base_url",
+    ),
+    "OpenAICompletion timeout 0": (lambda: OpenAICompletion("m", base_url=_URL, timeout=0), "timeout"),
+    "OpenAICompletion timeout '5'": (lambda: OpenAICompletion("m", base_url=_URL, timeout="5"), "timeout"),  # type: ignore[arg-type]
+    "OpenAICompletion max_retries -1": (lambda: OpenAICompletion("m", base_url=_URL, max_retries=-1), "max_retries"),
+    "OpenAICompletion max_retries 2.5": (lambda: OpenAICompletion("m", base_url=_URL, max_retries=2.5), "max_retries"),  # type: ignore[arg-type]
+    "OpenAICompletion stream 'yes'": (lambda: OpenAICompletion("m", base_url=_URL, stream="yes"), "stream"),  # type: ignore[arg-type]
+    "OpenAICompletion model ''": (lambda: OpenAICompletion("", base_url=_URL), "model"),
+    "OpenAICompletion extra_body prompt": (
+        lambda: OpenAICompletion("m", base_url=_URL, extra_body={"prompt": "x"}),
+        "extra_body may not set 'prompt'",
+    ),
+    "OpenAIChat extra_body max_completion_tokens": (
+        lambda: OpenAIChat("m", base_url=_URL, extra_body={"max_completion_tokens": 4000}),
+        "extra_body may not set 'max_completion_tokens'",
+    ),
+    "OpenAIChat extra_body seed": (lambda: OpenAIChat("m", base_url=_URL, extra_body={"seed": 1}), "seed="),
+    "OpenAIChat extra_body stop": (lambda: OpenAIChat("m", base_url=_URL, extra_body={"stop": []}), "send_stop"),
     "mcp_tools timeout '5'": (lambda: mcp_tools("python server.py", timeout="5"), "timeout"),  # type: ignore[arg-type]
     "mcp_tools timeout nan": (lambda: mcp_tools("python server.py", timeout=float("nan")), "timeout"),
     "mcp_tools env a list": (lambda: mcp_tools("python server.py", env=["DEBUG=1"]), "env"),  # type: ignore[arg-type]
@@ -247,6 +413,12 @@ def test_every_constructor_refuses_a_bad_option_naming_it(case: str) -> None:
     make, named = SIBLINGS[case]
     with pytest.raises((TypeError, ValueError), match=named):
         make()
+
+
+def test_a_bad_openai_base_url_from_the_environment_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "127.0.0.1:8000/v1")
+    with pytest.raises(ValueError, match=r"^OPENAI_BASE_URL must be an http:// or https:// URL.*http://127\.0\.0\.1"):
+        OpenAIChat("m", api_key="none")
 
 
 def test_an_mcp_header_that_is_not_text_is_named_by_its_key_never_its_value() -> None:

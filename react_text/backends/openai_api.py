@@ -115,6 +115,21 @@ class _OpenAIBackend:
         token_ids: bool = False,
         tokenizer: Vocabulary | None = None,
     ) -> None:
+        _check_options(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            extra_body=extra_body,
+            flags={
+                "stream": stream,
+                "grammar": bool(grammar) if grammar is None else grammar,  # None: not asked, as ever
+                "think": think,
+                "send_stop": send_stop,
+                "token_ids": token_ids,
+            },
+        )
         self.name = model
         self.stream = stream
         self.temperature = None if temperature is None else check_temperature(temperature)
@@ -124,7 +139,7 @@ class _OpenAIBackend:
             raise ValueError(f"{server} takes no grammar; leave grammar off (stop sequences and the guard still apply)")
         # What the server is chooses where a grammar goes in the request: said by the caller, else
         # asked of the server once (`identify`), when it is first needed.
-        self._grammar_asked = grammar
+        self._grammar_asked = bool(grammar)
         self.think = think  # under the grammar, a free <think> block may come first
         self._identity: identify.Identity | None = None  # asked once, then kept
         self._server: wire.Server | None = None
@@ -629,6 +644,80 @@ class OpenAICompletion(_OpenAIBackend):
         if not isinstance(request.prompt, str):
             raise TypeError("OpenAICompletion takes a transcript string, not chat messages")
         return {"prompt": request.prompt}
+
+
+# What the engine writes in every request itself, and what to use instead: in `extra_body` each
+# would replace it (the body is the arguments updated with extra_body), so the planned allowance,
+# the prompt, the stop sequences or the run's seed would be lost without a word.
+_ENGINE_FIELDS = {
+    "model": "it is the backend's first argument",
+    "messages": "the run writes the prompt",
+    "prompt": "the run writes the prompt",
+    "max_tokens": "the engine plans each call's allowance (set Limits(reply_tokens=...))",
+    "max_completion_tokens": "the engine plans each call's allowance (set Limits(reply_tokens=...))",
+    "stop": "the engine sends the protocol's stop sequences (send_stop=False sends none)",
+    "stream": "give stream=True",
+    "stream_options": "give stream=True",
+    "temperature": "give temperature=...",
+    "seed": "a run sends its own (agent.run(task, seed=...))",
+    "n": "a run reads one reply a call; more would be billed and never read",
+}
+
+
+def _check_options(
+    model: object,
+    *,
+    base_url: object,
+    api_key: object,
+    timeout: object,
+    max_retries: object,
+    extra_body: object,
+    flags: dict[str, object],
+) -> None:
+    """The options of OpenAIChat and OpenAICompletion, each refused when the backend is made, naming it
+    (not at the first call, as "could not reach" or an error of the client's)."""
+    if not isinstance(model, str):
+        raise TypeError(f"model must be the model's name on the server, as text, not {model!r}")
+    if not model.strip():
+        raise ValueError("model is empty: give the model's name on the server")
+    if base_url is not None:
+        _check_url("base_url", base_url)
+    elif os.environ.get("OPENAI_BASE_URL"):  # where the client goes without base_url
+        _check_url("OPENAI_BASE_URL", os.environ["OPENAI_BASE_URL"])
+    if api_key is not None and not isinstance(api_key, str):
+        raise TypeError(f"api_key must be text or None, not {type(api_key).__name__}")  # never the value: a secret
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            raise TypeError(f"timeout must be a number of seconds or None, not {timeout!r}")
+        if not (0 < timeout < float("inf")):
+            raise ValueError(f"timeout must be a positive number of seconds or None, not {timeout!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise TypeError(f"max_retries must be a whole number, not {max_retries!r}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be 0 or more, not {max_retries}")
+    for option, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{option} must be True or False, not {value!r}")
+    if extra_body is not None:
+        if not isinstance(extra_body, dict):
+            raise TypeError(
+                f"extra_body must be a dict of fields to add to every request, not {type(extra_body).__name__}"
+            )
+        for key in extra_body:
+            if not isinstance(key, str):
+                raise TypeError(f"extra_body's fields are named by text, not {key!r}")
+            if key in _ENGINE_FIELDS:
+                raise ValueError(f"extra_body may not set {key!r}: {_ENGINE_FIELDS[key]}")
+
+
+def _check_url(option: str, url: object) -> None:
+    if not isinstance(url, str):
+        raise TypeError(f"{option} must be the server's URL, as text, not {url!r}")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = scrub(safe_url(url))
+        hint = f"http://{shown}" if "://" not in url and url.strip() else "http://127.0.0.1:8000/v1"
+        raise ValueError(f"{option} must be an http:// or https:// URL, not {shown!r} (say {hint})")
 
 
 # -- driving a plan: what to send, free of I/O (`_plan`, identify.plan, wire.window_plan), carried out
