@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from .prompt_style import Prompting, Reasoning
 
 __all__ = [
+    "MIN_CONTEXT_TOKENS",
     "MIN_REPLY_TOKENS",
     "Limits",
     "Prompting",
@@ -25,7 +26,7 @@ __all__ = [
 
 MIN_REPLY_TOKENS = 16  # a reply allowance smaller than this is not worth a request
 _MIN_OBSERVATION_TOKENS = 32  # room for a cut note and some of the head and tail
-_MIN_CONTEXT_TOKENS = 256
+MIN_CONTEXT_TOKENS = 256  # a smaller window holds no instruction block and a reply
 _MAX_ACTIONS = 32  # actions of one reply read at most (each is one more reading of the reply's rest)
 
 
@@ -50,7 +51,7 @@ class Limits:
         _at_least("reply_tokens", self.reply_tokens, MIN_REPLY_TOKENS)
         _at_least("observation_tokens", self.observation_tokens, _MIN_OBSERVATION_TOKENS)
         if self.context_tokens is not None:
-            _at_least("context_tokens", self.context_tokens, _MIN_CONTEXT_TOKENS)
+            _at_least("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS)
         _at_least("format_errors", self.format_errors, 1)
         _at_least("actions", self.actions, 1)
         if self.actions > _MAX_ACTIONS:

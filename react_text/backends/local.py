@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 
 from .. import grammar
 from ..errors import ConfigError, ContextLengthError, ModelError
-from ..limits import Limits
+from ..limits import MIN_CONTEXT_TOKENS, Limits
 from ..prompt_style import Prompting
 from ..sampling import check_seed, check_temperature
 from ..types import Api, Message, Reply, Request, Tokens, Usage
@@ -110,6 +110,45 @@ def default_threads() -> int:
     return max(1, cores - 1)
 
 
+_AGAIN = "Fetch it again (react-text fetch NAME for the models it lists)"
+_GGUF_MAGIC = b"GGUF"  # the first four bytes of every GGUF file (gguf.constants.GGUF_MAGIC, little-endian)
+
+
+def _check_gguf(path: Path) -> None:
+    """A file that is no GGUF model (a Git LFS pointer, an HTML error page, a cut download) is refused
+    in one line naming it, before llama.cpp is asked to open it."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_GGUF_MAGIC))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the model file {path}: {exc.strerror}") from exc
+    if head != _GGUF_MAGIC:
+        said = "it is empty" if not head else f"it begins {head!r}, not {_GGUF_MAGIC!r}"
+        raise ConfigError(
+            f"{path} is not a GGUF model file ({said}): a download cut short, a Git LFS pointer, "
+            f"an error page? {_AGAIN}"
+        )
+
+
+def _check(model: LocalModel) -> None:
+    """LocalModel's options, each refused naming it (temperature and seed: `sampling`)."""
+    if model.path is not None and not isinstance(model.path, str | os.PathLike):
+        raise TypeError(f"LocalModel.path must be a .gguf file's path or None (the embedded model), not {model.path!r}")
+    if model.api not in ("chat", "completion"):
+        raise ValueError(f"LocalModel.api must be 'chat' or 'completion', not {model.api!r}")
+    for option, least in (("n_ctx", MIN_CONTEXT_TOKENS), ("n_threads", 1)):
+        value = getattr(model, option)
+        if value is None and option == "n_threads":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"LocalModel.{option} must be a whole number, not {value!r}")
+        if value < least:
+            raise ValueError(f"LocalModel.{option} must be at least {least}, not {value}")
+    for option in ("prefix_cache", "accepts_grammar", "think"):
+        if not isinstance(getattr(model, option), bool):
+            raise TypeError(f"LocalModel.{option} must be True or False, not {getattr(model, option)!r}")
+
+
 @dataclass
 class LocalModel:
     path: str | Path | None = None  # None: the embedded default model
@@ -129,24 +168,29 @@ class LocalModel:
     render_last: str = field(default="", init=False, repr=False)  # the text of the last prompt
 
     def __post_init__(self) -> None:
+        _check(self)  # every option, before the model is loaded (seconds, and llama.cpp's log)
         self.temperature = check_temperature(self.temperature)
         self.seed = check_seed(self.seed)
         embedded = self.path is None
         self.path = Path(self.path) if self.path is not None else default_model_path()
         if not Path(self.path).is_file():
             raise ConfigError(f"no model file at {self.path}")
+        _check_gguf(Path(self.path))
         try:
             import llama_cpp
         except ImportError as exc:
             raise MissingExtra(f"the local model needs llama-cpp-python: {INSTALL}") from exc
         self._llama_cpp = llama_cpp
-        self._llm = llama_cpp.Llama(
-            model_path=str(self.path),
-            n_ctx=self.n_ctx,
-            n_threads=self.n_threads or default_threads(),
-            seed=self.seed,
-            verbose=False,
-        )
+        try:
+            self._llm = llama_cpp.Llama(
+                model_path=str(self.path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads or default_threads(),
+                seed=self.seed,
+                verbose=False,
+            )
+        except ValueError as exc:  # llama-cpp-python's "Failed to load model from file": a damaged GGUF
+            raise ConfigError(f"llama.cpp could not load {self.path} ({exc}): a download cut short? {_AGAIN}") from exc
         self._template = _chat_template(self._llm) if self.api == "chat" else None
         self._embedded = embedded or _is_default(Path(self.path))
         self._lock = threading.Lock()  # llama.cpp is not re-entrant: one call at a time
