@@ -13,11 +13,12 @@ which episode, and how many episodes it started (a first request holds two messa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,6 +52,33 @@ def question(messages: list[dict[str, str]]) -> str:
     return str(QUESTION.findall(first)[-1])
 
 
+class JSONHandler(BaseHTTPRequestHandler):
+    """The base of a test's own HTTP handler: quiet, and `send_json` for every answer."""
+
+    def send_json(self, code: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on 127.0.0.1 while the block runs; yields the base URL (http://.../v1)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class FakeServer:
     def __init__(
         self,
@@ -71,7 +99,7 @@ class FakeServer:
         self._lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 messages = body["messages"] if "messages" in body else transcript_messages(body["prompt"])
@@ -96,12 +124,7 @@ class FakeServer:
                     "choices": [choice],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
                 }
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, reply)
 
             def do_GET(self) -> None:
                 with server._lock:
@@ -113,15 +136,7 @@ class FakeServer:
                 else:
                     self.send_error(404)
                     return
-                data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: object) -> None:  # quiet
-                pass
+                self.send_json(200, answer)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

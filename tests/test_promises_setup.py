@@ -13,13 +13,12 @@ import os
 import shlex
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from fake_openai import JSONHandler, serving
 
 from react_text import (
     Agent,
@@ -196,29 +195,18 @@ def test_a_reply_with_no_text_is_a_model_error(drive: Any) -> None:
     assert result.stop_reason == "model_error"
 
 
-class _Answers(BaseHTTPRequestHandler):
+class _Answers(JSONHandler):
     """A chat server that answers each POST with the next of `bodies` (200), recording the requests."""
 
     bodies: ClassVar[list[dict[str, Any]]] = []
     posts: ClassVar[list[dict[str, Any]]] = []
 
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
-        self._send(404, {"object": "error", "message": "not found"})
+        self.send_json(404, {"object": "error", "message": "not found"})
 
     def do_POST(self) -> None:
         self.posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self._send(200, self.bodies[min(len(self.posts), len(self.bodies)) - 1])
+        self.send_json(200, self.bodies[min(len(self.posts), len(self.bodies)) - 1])
 
 
 def _chat(content: str | None) -> dict[str, Any]:
@@ -230,11 +218,8 @@ def _chat(content: str | None) -> dict[str, Any]:
 @pytest.fixture
 def answers() -> Iterator[str]:
     _Answers.posts = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(_Answers) as url:
+        yield url
 
 
 def test_a_server_reply_of_null_content_is_an_empty_reply_the_run_corrects(drive: Any, answers: str) -> None:
@@ -273,55 +258,14 @@ def test_openai_chat_refuses_a_bad_option_when_made(option: str, options: dict[s
         OpenAIChat(model, **arguments)
 
 
-class _SGLangLike(BaseHTTPRequestHandler):
-    """Refuses the first chat request as SGLang does when the prompt passes its window, then answers."""
-
-    posts: ClassVar[list[dict[str, Any]]] = []
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._send(404, {"object": "error", "message": "not found"})
-
-    def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.posts.append(request)
-        if len(self.posts) == 1:
-            message = "The input (1561 tokens) is longer than the model's context length (1500 tokens)."
-            self._send(
-                400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
-            )
-            return
-        self._send(200, _chat("FINAL: done"))
-
-
-@pytest.fixture
-def sglang_like() -> Iterator[str]:
-    _SGLangLike.posts = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SGLangLike)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
-
-
-def test_extra_body_does_not_replace_the_planned_allowance_or_the_prompt(sglang_like: str) -> None:
+def test_extra_body_does_not_replace_the_planned_allowance_or_the_prompt(answers: str) -> None:
     """docs/concepts/limits.md: "`Limits(tokens=N)` ... is *planned*: a call is made only if, after
     it, the forced final call still fits"; docs/guarantees.md: "no run is billed past
     `Limits(tokens=...)`". `OpenAIChat(..., extra_body={"max_tokens": 4000})` sends max_tokens 4000
     whatever the plan (reply_tokens=64, tokens=2000), and `extra_body={"messages": [...]}` replaces
     the whole prompt, silently. Either is refused when made, or the engine's own fields win."""
     try:
-        model = OpenAIChat("m", base_url=sglang_like, api_key="none", max_retries=0, extra_body={"max_tokens": 4000})
+        model = OpenAIChat("m", base_url=answers, api_key="none", max_retries=0, extra_body={"max_tokens": 4000})
     except (TypeError, ValueError) as error:
         refusal: str | None = str(error)
     else:
@@ -329,9 +273,9 @@ def test_extra_body_does_not_replace_the_planned_allowance_or_the_prompt(sglang_
     if refusal is not None:
         assert "extra_body" in refusal
         return
-    _SGLangLike.posts.append({})  # skip the fake's first refusal: answer at once
+    _Answers.bodies = [_chat("FINAL: done")]
     Agent(model, limits=Limits(reply_tokens=64, tokens=2000)).run("What is 2 + 2?")
-    assert _SGLangLike.posts[-1]["max_tokens"] <= 64
+    assert _Answers.posts[-1]["max_tokens"] <= 64
 
 
 def test_extra_body_fields_of_its_own_are_sent(answers: str) -> None:

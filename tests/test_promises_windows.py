@@ -15,12 +15,11 @@ import difflib
 import json
 import math
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
+from fake_openai import JSONHandler, serving
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from promises import cl100k, messages
@@ -509,7 +508,7 @@ def test_the_observations_of_several_calls_are_each_cut_to_what_the_window_leave
         assert sent + call.max_tokens <= 1000
 
 
-class _SGLang(BaseHTTPRequestHandler):
+class _SGLang(JSONHandler):
     """A chat server that refuses as SGLang 0.5's tokenizer manager does, in its words and its
     ErrorResponse body: "The input (N tokens) is longer than the model's context length (W tokens)."
     when the prompt alone reaches the window, "Requested token count exceeds the model's maximum
@@ -521,19 +520,8 @@ class _SGLang(BaseHTTPRequestHandler):
     posts: ClassVar[list[dict[str, Any]]] = []
     refusals: ClassVar[list[str]] = []  # "input" or "total", in order
 
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_GET(self) -> None:
-        self._send(
+        self.send_json(
             404, {"object": "error", "message": "Not Found", "type": "NotFoundError", "param": None, "code": 404}
         )
 
@@ -556,7 +544,7 @@ class _SGLang(BaseHTTPRequestHandler):
             text = self.replies.pop(0)
             choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
             usage = {"prompt_tokens": n, "completion_tokens": 2 * len(text.split()), "total_tokens": 0}
-            self._send(
+            self.send_json(
                 200,
                 {
                     "id": "x",
@@ -568,17 +556,16 @@ class _SGLang(BaseHTTPRequestHandler):
                 },
             )
             return
-        self._send(400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400})
+        self.send_json(
+            400, {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+        )
 
 
 @pytest.fixture
 def sglang() -> Iterator[str]:
     _SGLang.posts, _SGLang.refusals = [], []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SGLang)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(_SGLang) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

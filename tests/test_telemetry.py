@@ -287,7 +287,8 @@ print(len(failures), failures[:1])
 """
 
 
-def test_the_first_runs_of_a_process_started_on_threads_all_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("driver", ["run", "arun"])  # arun: each thread on its own event loop
+def test_the_first_runs_of_a_process_started_on_threads_all_run(tmp_path: Path, driver: str) -> None:
     """docs/guarantees.md: "`ScriptedModel.per_run` gives each of many concurrent runs its own
     script" and "`Agent.run` and `arun` never raise for a model or network failure"; the
     ScriptedModel docstring: "safe when many episodes (threads or tasks) call one model at once".
@@ -298,17 +299,7 @@ def test_the_first_runs_of_a_process_started_on_threads_all_run(tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     for _ in range(3):
         done = subprocess.run(
-            [sys.executable, "-c", RACE, "run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-        )
-        assert done.stdout.startswith("0 "), done.stdout + done.stderr
-
-
-def test_the_first_async_runs_of_a_process_started_on_threads_all_run(tmp_path: Path) -> None:
-    """The same, each thread running `arun` on its own event loop."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    for _ in range(3):
-        done = subprocess.run(
-            [sys.executable, "-c", RACE, "arun"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+            [sys.executable, "-c", RACE, driver], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
         )
         assert done.stdout.startswith("0 "), done.stdout + done.stderr
 
