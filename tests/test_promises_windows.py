@@ -198,6 +198,8 @@ def test_a_window_that_only_a_short_request_for_the_answer_fits_gets_it(driver: 
     assert (result.stop_reason, result.forced, result.answer) == ("max_tokens", True, "42"), result.error
     assert result.error and "context window of 500 tokens" in result.error
     assert len(model.calls) == len(result.steps)  # no request was refused
+    # every request fits, counted here as the server counts (a token per two characters, 4 a message)
+    assert all(sum(len(m.content) // 2 + 4 for m in messages(c)) + c.max_tokens <= 500 for c in model.calls)
 
 
 class Unsaid:
