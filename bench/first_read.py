@@ -3,8 +3,8 @@
     python bench/first_read.py                                   # tests/data/unseen.jsonl
     python bench/first_read.py CORPUS.jsonl --json OUT.json --parser-commit main --labels-commit REV
 
-Loads a corpus (react_text.corpus format), scores the naive, strict and tolerant parsers with
-react_text.corpus.score, and prints accuracy per category and overall, then every reply the
+Loads a corpus (react_text.evaluation.corpus format), scores the naive, strict and tolerant parsers with
+react_text.evaluation.corpus.score, and prints accuracy per category and overall, then every reply the
 tolerant parser misreads (what it read, what was expected). With --json it writes
 {"parser_commit", "labels_commit", "scores": {parser: {"overall", "by_category"}}, "misreads"}.
 --parser-commit names the revision whose parser is measured: the script refuses to run when the
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_text.corpus import Score, load, score  # noqa: E402
+from react_text.evaluation.corpus import Score, load, score  # noqa: E402
 from react_text.parser import PARSERS  # noqa: E402
 
 ORDER = ("naive", "strict", "tolerant")

@@ -20,9 +20,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from react_text.guard import cut, is_cut, split_reasoning
 from react_text.parser import parse
-from react_text.toolbox import CalculatorError, calculate
+from react_text.parser.guard import cut, is_cut, split_reasoning
+from react_text.tools.toolbox import CalculatorError, calculate
 
 PIECES = [
     "THOUGHT:", "ACTION:", "FINAL:", "OBSERVATION:", "Obs", "Action Input:", "Final Answer:", "**", "###",

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from react_text.corpus import load  # noqa: E402
+from react_text.evaluation.corpus import load  # noqa: E402
 from react_text.parser import PARSERS  # noqa: E402
 
 CANONICAL = [

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from react_text import Agent, Limits, Prompting, ScriptedModel, tool
-from react_text.budget import MESSAGE_OVERHEAD, REPLY_PRIMING, counter
+from react_text.tokens.meter import MESSAGE_OVERHEAD, REPLY_PRIMING, counter
 
 count = counter("gpt-4o-mini")
 REPLIES = [

@@ -10,7 +10,7 @@ held-out file-tool tasks, bench/tasks/heldout.jsonl, check that a change is not 
 
     as-it-comes   LocalModel() and the Agent's defaults: the protocol grammar is on in-process
     no-grammar    Prompting(grammar=False)
-    typed         each tool's input typed by its signature (react_text.grammar_inputs), the grammar
+    typed         each tool's input typed by its signature (react_text.grammar.inputs), the grammar
                   made again from the tools: since the episode types inputs itself (4d0f367) this
                   is the grammar as it comes, and the transcripts are the same
     think         LocalModel(think=True): a free <think> block may come before the protocol
@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from react_text import Agent
 from react_text.backends.local import LocalModel
-from react_text.evaluation import correct, load, toolset
-from react_text.grammar import protocol_grammar
+from react_text.core.types import Reply, Request
+from react_text.evaluation.episodes import correct, load, toolset
+from react_text.grammar.protocol import protocol_grammar
 from react_text.prompting import generic_example
-from react_text.types import Reply, Request
 
 SUITE = Path(__file__).resolve().parent / "tasks" / "suite.jsonl"
 
@@ -102,7 +102,8 @@ def main() -> None:
     if row == "final-note":
         _override("corrections/force_final", FINAL_NOTE)
     if row == "short-answer":
-        from react_text import episode, grammar
+        from react_text.core import episode
+        from react_text.grammar import protocol as grammar
 
         grammar.MAX_ANSWER = episode.MAX_ANSWER = 100  # type: ignore[misc]
     for task in tasks[first:last]:

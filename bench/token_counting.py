@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from react_text.budget import counter
-from react_text.history import History
-from react_text.types import Message
+from react_text.core.types import Message
+from react_text.tokens.history import History
+from react_text.tokens.meter import counter
 
 STEPS = 100
 

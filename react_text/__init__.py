@@ -1,20 +1,13 @@
 """react-text: ReAct agents over a plain-text protocol, on any chat or completion model."""
 
-from .backends.local import LocalModel
-from .backends.openai_api import OpenAIChat, OpenAICompletion
-from .backends.scripted import ScriptedModel
-from .binding import Rest
-from .errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
-from .grammar import protocol_grammar
-from .guard import cut
-from .limits import Limits
-from .loop import Agent, AsyncRun, Run
-from .parser import parse, render_action
-from .prompt_style import Prompting
-from .protocol import STOP_SEQUENCES
-from .several import parse_several
-from .tools import Tool, tool
-from .types import (
+from react_text.backends.local import LocalModel
+from react_text.backends.openai_api import OpenAIChat, OpenAICompletion
+from react_text.backends.scripted import ScriptedModel
+from react_text.core.agent import Agent, AsyncRun, Run
+from react_text.core.errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
+from react_text.core.limits import Limits
+from react_text.core.protocol import STOP_SEQUENCES
+from react_text.core.types import (
     Action,
     Actions,
     Final,
@@ -27,6 +20,13 @@ from .types import (
     Step,
     Usage,
 )
+from react_text.grammar.protocol import protocol_grammar
+from react_text.parser import parse, render_action
+from react_text.parser.guard import cut
+from react_text.parser.several import parse_several
+from react_text.prompting import Prompting
+from react_text.tools.binding import Rest
+from react_text.tools.tool import Tool, tool
 
 __all__ = [
     "STOP_SEQUENCES",

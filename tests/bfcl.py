@@ -15,7 +15,7 @@ the JSON arguments it received. Each call is written as a model would write it:
     positional      fn[10, 5]                                 only calls whose arguments lead the list
 
 and run through the public API: an `Agent` with a `ScriptedModel` whose first reply is
-`ACTION: <the call>`, so the parser, the binder and `react_text.mcp` all take part. A call binds
+`ACTION: <the call>`, so the parser, the binder and `react_text.tools.mcp` all take part. A call binds
 exactly when the server received every argument the model wrote with an acceptable value and
 nothing else. The value written for an argument is the first BFCL accepts; an argument whose first
 acceptable value is "" (BFCL's "may be left out") is left out, as a model would.
@@ -212,7 +212,7 @@ def _has_json_literal(value: Any) -> bool:
 
 
 def listed_order(schema: dict[str, Any]) -> list[str]:
-    """The parameters in the order the tool list shows them: required first (react_text.mcp's order)."""
+    """The parameters in the order the tool list shows them: required first (react_text.tools.mcp's order)."""
     properties = list(schema.get("properties") or {})
     required = [k for k in schema.get("required") or () if isinstance(k, str)]
     return (
@@ -306,7 +306,7 @@ def judge(case: Case, form: str, text: str, observation: str, contradicts: str) 
 def run(cases: Sequence[Case], forms: Sequence[str] = FORMS) -> list[Outcome]:
     """Every case in every form that applies, each as one Agent run against one real MCP server."""
     from react_text import Agent, ScriptedModel
-    from react_text.mcp import mcp_tools
+    from react_text.tools.mcp import mcp_tools
 
     with tempfile.TemporaryDirectory() as folder:
         listing = Path(folder) / "tools.json"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings
 
 from react_text import Agent, Limits, Prompting, RunResult
-from react_text.limits import field_names
+from react_text.core.limits import field_names
 
 # CI explores the same examples every run (.ci/run sets HYPOTHESIS_PROFILE=ci), so a red CI is a
 # change's doing, not a new draw; a run elsewhere draws afresh, and what it finds is pinned as an

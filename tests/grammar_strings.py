@@ -1,4 +1,4 @@
-"""Strings drawn from a grammar this package writes (react_text.gbnf's reading of it), at random:
+"""Strings drawn from a grammar this package writes (react_text.grammar.gbnf's reading of it), at random:
 for property tests of what a grammar admits. Deep in a recursive rule the first alternative and
 the fewest repeats are taken, so every draw ends."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import string
 
-from react_text import gbnf
+from react_text.grammar import gbnf
 
 POOL = [*string.ascii_letters, *string.digits, *" .,:;=-+*/%^()_?!'\"{}@#&<>|~`$\\", "é", "天", "气", "北"]
 

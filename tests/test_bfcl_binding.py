@@ -25,7 +25,7 @@ pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
 import bfcl
 
 from react_text import Agent, ScriptedModel, Tool
-from react_text.mcp import mcp_tools
+from react_text.tools.mcp import mcp_tools
 
 SCHEMAS = {
     "get_weather": {

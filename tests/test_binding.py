@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from react_text import Agent, Rest, ScriptedModel, Tool, tool
-from react_text.binding import Refusal, bind, reading
 from react_text.prompting import render
+from react_text.tools.binding import Refusal, bind, reading
 
 
 def shown(name: str, *args: object, **kwargs: object) -> str:

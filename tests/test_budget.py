@@ -7,9 +7,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from react_text import budget
-from react_text.history import History
-from react_text.types import Message, Usage
+from react_text.core.types import Message, Usage
+from react_text.tokens import meter as budget
+from react_text.tokens.history import History
 
 
 def test_encoding_from_the_model_name() -> None:

@@ -1,4 +1,4 @@
-"""Episodes on Ray (react_text.cluster), on a local Ray cluster the tests start: the same outcomes
+"""Episodes on Ray (react_text.evaluation.cluster), on a local Ray cluster the tests start: the same outcomes
 as one process, each episode wholly on one server, and a worker killed mid-run costs only the
 episodes it was running, which start again. Slow: a Ray cluster takes seconds to start."""
 
@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 from fake_openai import FakeServer, question
 
-from react_text import OpenAIChat, evaluation
-from react_text.cli import main
-from react_text.scripts import trace_name
+from react_text import OpenAIChat
+from react_text.cli.main import main
+from react_text.evaluation import episodes as evaluation
+from react_text.evaluation.scripts import trace_name
 
 ray = pytest.importorskip("ray")
-from react_text import cluster  # noqa: E402
+from react_text.evaluation import cluster  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -1,5 +1,5 @@
 """Comparing parsers: a user's corpus and parser (`--corpus`, `--parser module:function`), the
-peers' real parsers (react_text.peers), registered tool names for `parse` (`--tools`)."""
+peers' real parsers (react_text.evaluation.peers), registered tool names for `parse` (`--tools`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from react_text import corpus, peers
-from react_text.corpus import Case, agrees, load, score
+from react_text.evaluation import corpus, peers
+from react_text.evaluation.corpus import Case, agrees, load, score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "replies.jsonl"
@@ -293,9 +293,16 @@ def test_no_peers_says_they_were_not_scored(tmp_path: Path) -> None:
 
 
 def test_the_core_imports_no_peer() -> None:
-    names = {"langchain_classic", "langchain_core", "llama_index", "smolagents", "crewai", "react_text.peers"}
+    names = {
+        "langchain_classic",
+        "langchain_core",
+        "llama_index",
+        "smolagents",
+        "crewai",
+        "react_text.evaluation.peers",
+    }
     code = (
-        "import sys, react_text, react_text.cli, react_text.corpus;"
+        "import sys, react_text, react_text.cli, react_text.evaluation.corpus;"
         f"print(sorted(m for m in sys.modules if m in {names!r} or m.split('.')[0] in {names!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -303,7 +310,7 @@ def test_the_core_imports_no_peer() -> None:
 
 
 # Hand-written readings of each peer's own dialect, from its documentation and source: the oracle is
-# what the peer's agent does with the reply, not what react_text.peers computes.
+# what the peer's agent does with the reply, not what react_text.evaluation.peers computes.
 PEER_READINGS = {
     "lc-react": [
         ("Thought: x\nAction: search\nAction Input: cats", ACTION | {"tool": "search"}),

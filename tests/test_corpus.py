@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from react_text import parse
-from react_text.corpus import Case, agrees, load, score, scoreboard
+from react_text.core.types import Parsed
+from react_text.evaluation.corpus import Case, agrees, load, score, scoreboard
 from react_text.parser import PARSERS
-from react_text.types import Parsed
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "replies.jsonl"

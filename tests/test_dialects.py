@@ -11,9 +11,9 @@ import pytest
 from conftest import Drive
 
 from react_text import Agent, ScriptedModel
+from react_text.core.types import Action, Final, ParseError
 from react_text.parser import parse
 from react_text.prompting import render
-from react_text.types import Action, Final, ParseError
 
 CALLS: list[tuple[str, dict[str, Any]]] = []
 

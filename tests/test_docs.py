@@ -262,7 +262,7 @@ def test_the_bash_blocks_are_found_and_split() -> None:
 
 @pytest.mark.parametrize("block", params(BASH))
 def test_bash_block(block: Block, tmp_path: Path) -> None:
-    from react_text import cli
+    from react_text.cli import main as cli
 
     checked = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr

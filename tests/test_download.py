@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from react_text.download import DownloadError, fetch, resolve
+from react_text.backends.download import DownloadError, fetch, resolve
 
 
 def source(tmp_path: Path, size: int = 3 * (1 << 20) + 17) -> tuple[str, bytes]:

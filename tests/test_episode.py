@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from react_text import Agent, Limits, Message, ModelError, Prompting, ScriptedModel, Usage, tool
-from react_text.commands import EXPECTS, check
-from react_text.episode import (
+from react_text.core.commands import EXPECTS, check
+from react_text.core.episode import (
     Approve,
     Command,
     Decided,
@@ -34,9 +34,9 @@ from react_text.episode import (
     Replied,
     Send,
 )
-from react_text.errors import ContextLengthError, EventError
+from react_text.core.errors import ContextLengthError, EventError
+from react_text.core.types import Outcome, Reply, RunResult
 from react_text.prompting import render
-from react_text.types import Outcome, Reply, RunResult
 
 TASK = "What does a train ticket cost?"
 

@@ -7,7 +7,7 @@ from conftest import Drive, make_agent
 from grammars import Refused, ebnf, gbnf
 
 from react_text import ScriptedModel
-from react_text.grammar import protocol_grammar
+from react_text.grammar.protocol import protocol_grammar
 
 TOOLS = ("lookup", "add")
 
@@ -72,7 +72,7 @@ def test_the_embedded_model_at_its_limit_gives_a_final_answer() -> None:
     pytest.importorskip("llama_cpp", reason='needs pip install "react-text[local]"')
     from react_text import Agent, Limits
     from react_text.backends.local import LocalModel
-    from react_text.toolbox import calculator
+    from react_text.tools.toolbox import calculator
 
     for api in ("completion", "chat"):
         agent = Agent(LocalModel(api=api), tools=[calculator], limits=Limits(steps=1))  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """A server that takes a grammar field but does not apply it is found out from its replies, and
 said once, in words, in the log and in the run's trace. The reading of the grammar that finds it
-out (react_text.gbnf) agrees with llama.cpp's own on every grammar this package writes."""
+out (react_text.grammar.gbnf) agrees with llama.cpp's own on every grammar this package writes."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from fake_openai import FakeServer
 from grammars import gbnf
 
 from react_text import Agent
-from react_text import gbnf as reading
 from react_text.backends.openai_api import OpenAIChat
-from react_text.config import describe
-from react_text.grammar import ignored, protocol_grammar
-from react_text.toolbox import calculator
-from react_text.trace import Tracer, read
+from react_text.evaluation.config import describe
+from react_text.grammar import gbnf as reading
+from react_text.grammar.protocol import ignored, protocol_grammar
+from react_text.observers.trace import Tracer, read
+from react_text.tools.toolbox import calculator
 
 NAMES = ["calculator", "web search", "get-weather", "files.read", "天气"]
 GRAMMARS = {

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_text import Agent, RunResult, ScriptedModel
-from react_text.guard import cut, is_cut, split_reasoning, stopped_in_thinking
-from react_text.protocol import STOP_SEQUENCES
+from react_text.core.protocol import STOP_SEQUENCES
+from react_text.parser.guard import cut, is_cut, split_reasoning, stopped_in_thinking
 
 
 def test_at_most_four_stop_sequences() -> None:

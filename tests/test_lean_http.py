@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from react_text import Message, ModelError, OpenAIChat, OpenAICompletion, Request
-from react_text.errors import ContextLengthError
+from react_text.core.errors import ContextLengthError
 from tests.fake_openai import FakeServer
 
 SECRET = "sk-test-secret-key-0123456789"

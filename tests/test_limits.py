@@ -209,7 +209,7 @@ class Windowed:
             self.context_window = window
 
     def generate(self, request: Request) -> Reply:
-        from react_text.budget import counter
+        from react_text.tokens.meter import counter
 
         assert isinstance(request.prompt, str)
         prompt = counter("gpt-4")(request.prompt)

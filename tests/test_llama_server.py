@@ -21,8 +21,8 @@ import pytest
 from llama_server import LlamaCppServer, RecordingProxy
 
 from react_text import Agent, ContextLengthError, OpenAIChat, OpenAICompletion, Prompting, Request
-from react_text.toolbox import calculator
-from react_text.types import Action
+from react_text.core.types import Action
+from react_text.tools.toolbox import calculator
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,9 @@ pytest.importorskip("llama_cpp", reason='needs pip install "react-text[local]"')
 
 from react_text import Agent, Limits, Message, Reply, Request, RunResult
 from react_text.backends.local import LocalModel
-from react_text.errors import ContextLengthError
-from react_text.limits import Prompting
-from react_text.toolbox import calculator
+from react_text.core.errors import ContextLengthError
+from react_text.core.limits import Prompting
+from react_text.tools.toolbox import calculator
 
 pytestmark = pytest.mark.slow
 

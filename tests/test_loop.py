@@ -9,8 +9,8 @@ import pytest
 from conftest import Drive, make_agent
 
 from react_text import Agent, Message, ModelError, Prompting, Reply, ScriptedModel, Usage, tool
-from react_text.budget import counter
 from react_text.prompting import render
+from react_text.tokens.meter import counter
 
 
 @pytest.fixture

@@ -25,10 +25,10 @@ import pytest
 pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
 
 from react_text import Agent, ScriptedModel, prompting
-from react_text.errors import ConfigError
-from react_text.mcp import Parameters, Server, ToolError, mcp_tools
-from react_text.mcp import sessions as mcp_sessions
-from react_text.tools import Tool, listing
+from react_text.core.errors import ConfigError
+from react_text.tools.mcp import Parameters, Server, ToolError, mcp_tools
+from react_text.tools.mcp import sessions as mcp_sessions
+from react_text.tools.tool import Tool, listing
 
 DEMO = Path(__file__).resolve().parent / "mcp_servers" / "demo.py"
 STDIO = f"{shlex.quote(sys.executable)} {shlex.quote(str(DEMO))}"
@@ -439,7 +439,7 @@ def test_ctrl_c_in_an_async_block_closes_the_servers(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     script = f"""
 import asyncio
-from react_text.mcp import mcp_tools
+from react_text.tools.mcp import mcp_tools
 
 async def main():
     async with mcp_tools({f"{STDIO} --linger --pidfile {pidfile}"!r}) as tools:
@@ -478,7 +478,7 @@ asyncio.run(main())
 
 
 def test_importing_react_text_mcp_leaves_the_sdk_unloaded() -> None:
-    check = "import sys, react_text.mcp, react_text.cli; assert 'mcp' not in sys.modules, 'imported'"
+    check = "import sys, react_text.tools.mcp, react_text.cli; assert 'mcp' not in sys.modules, 'imported'"
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from react_text.corpus import Case, load, reading
+from react_text.evaluation.corpus import Case, load, reading
 from react_text.parser import parse
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -19,8 +19,8 @@ import openai
 import pytest
 
 from react_text import Agent, Message, ModelError, OpenAIChat, OpenAICompletion, Reply, Request, RunResult
-from react_text.errors import ContextLengthError
-from react_text.guard import is_cut
+from react_text.core.errors import ContextLengthError
+from react_text.parser.guard import is_cut
 
 try:  # openai 3.x is built on httpx2, earlier releases on httpx
     import httpx2 as httpx

@@ -32,8 +32,8 @@ from react_text import (
     protocol_grammar,
     tool,
 )
+from react_text.observers.trace import step_dict, step_from
 from react_text.parser import parse_strict
-from react_text.trace import step_dict, step_from
 
 TOOLS = ("weather", "fx")
 TASK = "What is the weather in Athens, and how much is 100 USD in EUR?"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_text import Action, Agent, Final, ParseError, RunResult, ScriptedModel, Tool, parse, tool
-from react_text.corpus import Case, load, reading
+from react_text.evaluation.corpus import Case, load, reading
 from react_text.prompting import render
 
 CORPUS = load(Path(__file__).parent / "data" / "replies.jsonl")
@@ -158,8 +158,8 @@ tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True).fi
 def test_round_trip(tool: str, value: str) -> None:
     from hypothesis import assume
 
-    from react_text.guard import cut
     from react_text.parser import render_action
+    from react_text.parser.guard import cut
 
     text = render_action(tool, value)
     assume(cut(text).dropped == "" and "<think>" not in value and "</think>" not in value)
@@ -439,7 +439,7 @@ def test_closed_says_whether_the_input_had_a_definite_end(text: str, closed: boo
 
 def test_a_cut_inside_an_input_that_never_closes_is_not_closed() -> None:
     text = "THOUGHT: run it\nACTION: python[print('Observation: done')"
-    from react_text.guard import cut
+    from react_text.parser.guard import cut
 
     kept = cut(text).kept
     assert kept == "THOUGHT: run it\nACTION: python[print('"
@@ -608,8 +608,8 @@ registered_names = st.from_regex(r"[A-Za-z加法工具][A-Za-z0-9_.\- 加法]{0,
 def test_round_trip_with_registered_names(tool: str, value: str) -> None:
     from hypothesis import assume
 
-    from react_text.guard import cut
     from react_text.parser import render_action
+    from react_text.parser.guard import cut
 
     text = render_action(tool, value)
     assume(cut(text).dropped == "" and "<think>" not in value and "</think>" not in value)

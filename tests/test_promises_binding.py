@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from promises import cl100k, messages
 
 from react_text import Agent, Rest, RunResult, ScriptedModel, Step, Tool, render_action, tool
-from react_text.limits import Limits
+from react_text.core.limits import Limits
 
 # ---------------------------------------------------------------------------------------------
 # ASSUMPTIONS about details the contract leaves open. Adjust names here, never the assertions.

@@ -23,9 +23,10 @@ from fake_openai import FakeServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from react_text import ConfigError, cli
-from react_text.evaluation import load
-from react_text.scripts import task_id, trace_name
+from react_text import ConfigError
+from react_text.cli import main as cli
+from react_text.evaluation.episodes import load
+from react_text.evaluation.scripts import task_id, trace_name
 
 TESTS = Path(__file__).resolve().parent
 COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'mcp_servers' / 'counter.py'))}"

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from promises import cl100k, messages
 
 from react_text import Agent, Reply, Request, RunResult, ScriptedModel, Step, Usage, tool
-from react_text.errors import ContextLengthError, ReactTextError
-from react_text.limits import Limits, Prompting
+from react_text.core.errors import ContextLengthError, ReactTextError
+from react_text.core.limits import Limits, Prompting
 
 # ---------------------------------------------------------------------------------------------
 # ASSUMPTIONS about details the contract leaves open. Adjust names here, never the assertions.

@@ -30,7 +30,7 @@ from react_text import (
     Step,
     tool,
 )
-from react_text.limits import Prompting
+from react_text.core.limits import Prompting
 
 # ---------------------------------------------------------------------------------------------
 # ASSUMPTIONS about details the contract leaves open. Adjust names here, never the assertions.

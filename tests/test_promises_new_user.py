@@ -88,6 +88,6 @@ def test_the_local_model_leaves_a_core_free_by_default() -> None:
 
 
 def test_the_command_line_takes_threads() -> None:
-    from react_text.cli import _arguments
+    from react_text.cli.main import _arguments
 
     assert _arguments().parse_args(["run", "--threads", "3", "q"]).threads == 3

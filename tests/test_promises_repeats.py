@@ -20,7 +20,7 @@ from react_text.prompting import render
 
 pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
 
-from react_text.mcp import mcp_tools
+from react_text.tools.mcp import mcp_tools
 
 COUNTER = (
     f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve().parent / 'mcp_servers' / 'counter.py'))}"
@@ -152,7 +152,7 @@ def test_a_pure_tool_runs_again_once_a_tool_with_side_effects_has_run(drive: Dri
 
 
 def test_pure_is_a_tool_field_and_the_built_in_tools_are_pure(tmp_path: Path) -> None:
-    from react_text import config
+    from react_text.evaluation import config
 
     def f(x: str) -> str:
         """X."""
@@ -171,7 +171,7 @@ def test_pure_is_a_tool_field_and_the_built_in_tools_are_pure(tmp_path: Path) ->
 
 
 def test_a_repeat_of_a_built_in_is_still_answered_from_the_first_call(drive: Drive) -> None:
-    from react_text.toolbox import calculator
+    from react_text.tools.toolbox import calculator
 
     script = ["ACTION: calculator[2 + 2]", "ACTION: calculator[2 + 2]", "FINAL: 4"]
     seen = observations(drive, Agent(ScriptedModel(script), tools=[calculator]))

@@ -33,7 +33,7 @@ from react_text import (
     ScriptedModel,
     tool,
 )
-from react_text.mcp import Server, mcp_tools
+from react_text.tools.mcp import Server, mcp_tools
 
 Driver = Callable[[Agent, str], RunResult]
 ONE_LINE = "QUESTION: What is 2 + 2? THOUGHT: I add. FINAL: 4"

@@ -23,10 +23,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from react_text import ContextLengthError, ModelError, ScriptedModel, cli, config
-from react_text.config import Choices
-from react_text.trace import Tracer, window
-from react_text.types import Message, Request
+from react_text import ContextLengthError, ModelError, ScriptedModel
+from react_text.cli import main as cli
+from react_text.core.types import Message, Request
+from react_text.evaluation import config
+from react_text.evaluation.config import Choices
+from react_text.observers.trace import Tracer, window
 
 REPLIES = ["I am not sure.", "THOUGHT: add\nACTION: calculator[2 + 2]", "FINAL: 4"]
 
@@ -194,8 +196,9 @@ def test_a_replay_uses_the_grammar_as_the_recorded_run_did(tmp_path: Path, asked
     """A server that can take a grammar is sent none unless asked (off by default on a server): the
     trace records whether the run used it, and its replay plays the run that way, not by what the
     server could take."""
-    from react_text import Agent, OpenAIChat, scripts
-    from react_text.toolbox import calculator
+    from react_text import Agent, OpenAIChat
+    from react_text.evaluation import scripts
+    from react_text.tools.toolbox import calculator
 
     model = OpenAIChat("m", base_url="http://127.0.0.1:9/v1", server="llama.cpp", grammar=asked)
     agent = Agent(model, tools=[calculator])
@@ -417,7 +420,7 @@ def test_a_models_controls_are_made_visible_wherever_the_command_line_prints_the
 @settings(max_examples=300, deadline=None)
 @given(st.text(ANY_CHARACTER))
 def test_json_text_writes_any_text_as_utf8_and_reads_it_back(text: str) -> None:
-    from react_text.written import json_text
+    from react_text.observers.written import json_text
 
     written = json_text({"text": text})
     written.encode("utf-8")  # lone surrogates escaped: always encodes
@@ -432,7 +435,7 @@ def test_json_text_writes_any_text_as_utf8_and_reads_it_back(text: str) -> None:
 def test_shown_text_holds_no_control_but_newline_and_tab(text: str) -> None:
     import unicodedata
 
-    from react_text.written import shown
+    from react_text.observers.written import shown
 
     assert shown("── final\r── final · 1 step\tok\n") == "── final\\r── final · 1 step\tok\n"  # no line passes for ours
     visible = shown(text)

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from react_text import Action, Agent, ModelError, Reply, Request, RunResult, ScriptedModel, Tool, Usage, tool
-from react_text.episode import Command, Event
-from react_text.observing import Call, Quiet
+from react_text.core.episode import Command, Event
+from react_text.observers.observing import Call, Quiet
 
 
 class Custom(BaseException):

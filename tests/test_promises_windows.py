@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from promises import cl100k, messages
 
 from react_text import Agent, Limits, OpenAIChat, Prompting, Reply, Request, RunResult, ScriptedModel, Usage, tool
-from react_text.errors import ContextLengthError
+from react_text.core.errors import ContextLengthError
 
 Driver = Callable[[Agent, str], RunResult]
 TASK = "What do the seven items cost?"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from react_text import Agent, Prompting, ScriptedModel, parse, prompting, protocol
-from react_text.types import Action, Final
+from react_text import Agent, Prompting, ScriptedModel, parse, prompting
+from react_text.core import protocol
+from react_text.core.types import Action, Final
 
 GOLDEN = Path(__file__).parent / "data" / "instructions.golden.txt"
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +179,7 @@ def test_templates_load_from_an_installed_wheel(tmp_path: Path) -> None:
 def test_the_file_tools_without_the_calculator_get_the_search_example(tmp_path: Path) -> None:
     """Seen (bench/suite_changes.py): the generic example made from `search(words)` was copied whole
     by the embedded model, `search[words]` and "FINAL: the answer, as the observation says it"."""
-    from react_text.toolbox import Files
+    from react_text.tools.toolbox import Files
 
     block = Agent(ScriptedModel([]), tools=Files(tmp_path).tools()).instructions()
     example = prompting.render("examples/search")

@@ -1,4 +1,4 @@
-"""The protocol has one home: `react_text.protocol` spells it, and everything else builds from it.
+"""The protocol has one home: `react_text.core.protocol` spells it, and everything else builds from it.
 
 The source tests walk the package: no string in its code (docstrings aside: they are prose)
 spells a label word or a think tag outside protocol.py, and the backends' source (docstrings and
@@ -17,13 +17,15 @@ import pytest
 from conftest import Drive
 
 import react_text
-from react_text import Agent, Limits, ScriptedModel, gbnf, guard, parse, parse_several, protocol, tool
-from react_text.grammar import protocol_grammar
-from react_text.history import History
-from react_text.model_info import describe
-from react_text.parser import parse_naive, parse_strict, render_action
+from react_text import Agent, Limits, ScriptedModel, parse, parse_several, tool
+from react_text.core import protocol
+from react_text.core.model_info import describe
+from react_text.core.types import Action, Actions, Final, Message, RunResult
+from react_text.grammar import gbnf
+from react_text.grammar.protocol import protocol_grammar
+from react_text.parser import guard, parse_naive, parse_strict, render_action
 from react_text.prompting import observation_message, observations_message
-from react_text.types import Action, Actions, Final, Message, RunResult
+from react_text.tokens.history import History
 
 ROOT = Path(react_text.__file__).parent
 HOME = ROOT / "protocol.py"

@@ -22,9 +22,9 @@ import pytest
 from pumping import FAIL, cases, inline_patterns, matched_only, patterns_of, tree
 
 import react_text
-from react_text import Agent, guard
-from react_text.parser import parse
-from react_text.types import Reply, Request
+from react_text import Agent
+from react_text.core.types import Reply, Request
+from react_text.parser import guard, parse
 
 ROOT = Path(react_text.__file__).parent
 BIG = 100_000

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from react_text import Agent, Limits, Message, ModelError, OpenAIChat, Request, ScriptedModel, tool
-from react_text.budget import MESSAGE_OVERHEAD, REPLY_PRIMING
+from react_text.tokens.meter import MESSAGE_OVERHEAD, REPLY_PRIMING
 
 try:  # openai 3.x is built on httpx2, earlier releases on httpx
     import httpx2 as httpx

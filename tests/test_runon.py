@@ -6,8 +6,8 @@ import pytest
 from conftest import Drive, make_agent
 
 from react_text import Reply, ScriptedModel
-from react_text.grammar import MAX_ANSWER
-from react_text.runon import RunOn, trim
+from react_text.grammar.protocol import MAX_ANSWER
+from react_text.parser.runon import RunOn, trim
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from react_text import Agent, Message, ModelError, Reply, Request, ScriptedModel, Usage
-from react_text.errors import ContextLengthError
+from react_text.core.errors import ContextLengthError
 
 STOP = ("OBSERVATION:",)
 

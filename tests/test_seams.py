@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from react_text import Agent, Limits, Prompting, Reply, Request, ScriptedModel, tool
-from react_text.episode import Command, Event
-from react_text.errors import ModelError
-from react_text.model_info import ModelInfo, describe
-from react_text.observing import Call, Observer, Quiet, both
-from react_text.trace import Tracer
-from react_text.types import AsyncModel, RunResult, Usage
+from react_text.core.episode import Command, Event
+from react_text.core.errors import ModelError
+from react_text.core.model_info import ModelInfo, describe
+from react_text.core.types import AsyncModel, RunResult, Usage
+from react_text.observers.observing import Call, Observer, Quiet, both
+from react_text.observers.trace import Tracer
 
 
 class Plain:

@@ -24,8 +24,8 @@ pytest.importorskip("llama_cpp.server", reason='needs pip install "react-text[se
 
 from react_text import Agent, Limits, Message, ModelError, OpenAIChat, OpenAICompletion, Reply, Request
 from react_text.backends.local import default_model_path
-from react_text.errors import ContextLengthError
-from react_text.toolbox import calculator
+from react_text.core.errors import ContextLengthError
+from react_text.tools.toolbox import calculator
 
 pytestmark = pytest.mark.slow
 STOP = ("OBSERVATION:",)

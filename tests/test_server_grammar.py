@@ -12,9 +12,9 @@ from grammars import ebnf, gbnf
 
 from react_text import Agent, Prompting
 from react_text.backends.openai_api import OpenAIChat
-from react_text.config import model as configured
-from react_text.errors import ConfigError
-from react_text.toolbox import calculator
+from react_text.core.errors import ConfigError
+from react_text.evaluation.config import model as configured
+from react_text.tools.toolbox import calculator
 
 
 def grammar_in(server: str, body: dict[str, Any]) -> str | None:
@@ -76,7 +76,7 @@ def test_grammar_alone_still_means_llama_cpp() -> None:
 
 
 def test_the_command_line_names_the_server(tmp_path: Any) -> None:
-    from react_text.cli import main
+    from react_text.cli.main import main
 
     with FakeServer() as fake:
         code = main(

@@ -15,7 +15,7 @@ from fake_openai import FakeServer
 
 from react_text import Agent
 from react_text.backends.openai_api import OpenAIChat, OpenAICompletion
-from react_text.toolbox import calculator
+from react_text.tools.toolbox import calculator
 
 LLAMA_CPP = {
     "/props": {
@@ -171,7 +171,7 @@ def test_openai_itself_is_not_asked() -> None:
 
 
 def test_the_trace_says_what_the_server_is_and_why(tmp_path: Path) -> None:
-    from react_text.cli import main
+    from react_text.cli.main import main
 
     trace = tmp_path / "run.jsonl"
     with FakeServer(about=VLLM) as fake:

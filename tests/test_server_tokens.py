@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from react_text import Agent, Message, OpenAIChat, OpenAICompletion, Request
-from react_text.types import Tokens
+from react_text.core.types import Tokens
 
 try:
     import httpx2 as httpx

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import react_text
-from react_text import errors
+from react_text.core import errors
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(
@@ -64,7 +64,7 @@ def _real_tree() -> dict[str, str | None]:
     while todo:
         cls = todo.pop()
         for sub in cls.__subclasses__():
-            assert sub.__module__ == "react_text.errors", f"{sub.__qualname__} is defined in {sub.__module__}"
+            assert sub.__module__ == "react_text.core.errors", f"{sub.__qualname__} is defined in {sub.__module__}"
             found[sub.__name__] = cls.__name__
             todo.append(sub)
     return found
@@ -83,8 +83,8 @@ def test_the_tree_reader_reads_a_tree() -> None:
 
 
 def test_the_other_names_of_config_error_are_it() -> None:
+    from react_text.backends.download import DownloadError
     from react_text.backends.local import MissingExtra
-    from react_text.download import DownloadError
 
     assert MissingExtra is DownloadError is errors.TokenizerError is errors.ConfigError
 
@@ -139,7 +139,7 @@ def test_what_the_docs_import_is_exported_there(where: str, module: str, name: s
 
 
 def test_the_old_name_of_task_result_warns_and_works() -> None:
-    from react_text import evaluation
+    from react_text.evaluation import episodes as evaluation
 
     with pytest.warns(DeprecationWarning, match="TaskResult"):
         old = evaluation.Outcome  # type: ignore[attr-defined]

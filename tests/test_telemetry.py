@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from react_text import Limits, ModelError, Reply, ScriptedModel, Usage
-from react_text.telemetry import CAPTURE
+from react_text.observers.telemetry import CAPTURE
 
 TASK = "What does a train ticket cost?"
 SECRET = "sk-proj-abcdefghijklmnop1234567890"
@@ -213,7 +213,7 @@ def test_a_server_model_call_is_a_client_span_with_the_server(spans: InMemorySpa
 
 def test_a_traced_run_is_spanned_as_any_run_is(spans: InMemorySpanExporter, tmp_path: Path) -> None:
 
-    from react_text.trace import Tracer
+    from react_text.observers.trace import Tracer
 
     agent = make_agent(ScriptedModel(["FINAL: 1"]), [add])
     with Tracer(tmp_path / "run.jsonl") as tracer:

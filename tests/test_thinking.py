@@ -15,10 +15,10 @@ from grammars import ebnf, gbnf
 from test_server_identify import LLAMA_CPP, SGLANG_INFO
 
 from react_text import Agent
-from react_text import gbnf as reading
 from react_text.backends.openai_api import OpenAIChat
-from react_text.grammar import after_cue, protocol_grammar, with_thinking
-from react_text.toolbox import calculator
+from react_text.grammar import gbnf as reading
+from react_text.grammar.protocol import after_cue, protocol_grammar, with_thinking
+from react_text.tools.toolbox import calculator
 
 XGRAMMAR = importlib.util.find_spec("xgrammar") is not None
 THINKING = [

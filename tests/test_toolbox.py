@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from react_text.running import run_text
-from react_text.toolbox import CalculatorError, Files, calculate, calculator
+from react_text.tools.running import run_text
+from react_text.tools.toolbox import CalculatorError, Files, calculate, calculator
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_calculator_refuses_without_warnings() -> None:
 
 
 def test_python_doc_reads_the_standard_library_offline() -> None:
-    from react_text.toolbox import python_doc
+    from react_text.tools.toolbox import python_doc
 
     assert "Serialize ``obj`` to a JSON formatted ``str``" in python_doc("json.dumps")
     assert "Return the number of items in a container." in python_doc("len")
@@ -110,7 +110,7 @@ def test_python_doc_reads_the_standard_library_offline() -> None:
 
 @pytest.mark.parametrize("name", ["antigravity", "this", "requests", "os.system(1)", "__import__('os')"])
 def test_python_doc_refuses_what_it_should_not_import(name: str) -> None:
-    from react_text.toolbox import python_doc
+    from react_text.tools.toolbox import python_doc
 
     with pytest.raises((LookupError, ValueError)):
         python_doc(name)

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from react_text import Agent, ScriptedModel, tool
-from react_text.budget import counter
 from react_text.prompting import render
-from react_text.running import run_text
-from react_text.toolbox import default_tools
-from react_text.tools import Tool, as_text, listing, truncate, truncate_each
+from react_text.tokens.meter import counter
+from react_text.tools.running import run_text
+from react_text.tools.tool import Tool, as_text, listing, truncate, truncate_each
+from react_text.tools.toolbox import default_tools
 
 
 def lookup(item: str) -> str:

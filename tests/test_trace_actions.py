@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from react_text import trace, trace_schema
-from react_text.types import Action, Actions, Step, Usage
+from react_text.core.types import Action, Actions, Step, Usage
+from react_text.observers import trace, trace_schema
 
 STEP = Step(
     number=1,

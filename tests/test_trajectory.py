@@ -28,8 +28,8 @@ import pytest
 from conftest import Drive, make_agent
 
 from react_text import Agent
-from react_text.trajectory import as_record, as_skyrl, as_trl, as_verifiers, as_verl
-from react_text.types import Reply, Request, RunResult, Tokens
+from react_text.core.types import Reply, Request, RunResult, Tokens
+from react_text.observers.trajectory import as_record, as_skyrl, as_trl, as_verifiers, as_verl
 
 VERL_FIELDS = [  # AgentLoopOutput, in source order
     "prompt_ids",
@@ -152,8 +152,8 @@ def test_ids_cut_by_a_stop_sequence_are_counted_not_kept(drive: Drive) -> None:
 
 
 def test_a_guard_cut_inside_a_token_is_recorded() -> None:
-    from react_text.trajectory import Call, build
-    from react_text.types import Step, Usage
+    from react_text.core.types import Step, Usage
+    from react_text.observers.trajectory import Call, build
 
     # two ids: "FINAL: 4" and "2\nOBS"; the guard keeps "FINAL: 42" (cut inside the second id)
     tokens = Tokens((1, 2), (10, 11), (-0.5, -0.25), (8, 13), 2)
@@ -166,7 +166,7 @@ def test_a_guard_cut_inside_a_token_is_recorded() -> None:
 
 
 def test_a_rewritten_prompt_starts_a_new_segment_and_says_why() -> None:
-    from react_text.trajectory import Call, build
+    from react_text.observers.trajectory import Call, build
 
     one = Tokens((1, 2, 3), (4, 5), (-0.1, -0.2), (1, 2), 2)
     two = Tokens((1, 9, 4, 5, 6), (7,), (-0.3,), (1,), 1)  # the prompt no longer starts with 1, 2, 3
@@ -230,7 +230,7 @@ def test_the_async_driver_records_the_same_trajectory() -> None:
 
 
 def test_eval_writes_one_trajectory_line_per_episode_with_its_reward(tmp_path: Path) -> None:
-    from react_text import evaluation
+    from react_text.evaluation import episodes as evaluation
 
     tasks = [evaluation.Task("right", "What is 17 + 25?", "42"), evaluation.Task("wrong", "What is 17 + 25?", "7")]
     out = tmp_path / "trajectories.jsonl"

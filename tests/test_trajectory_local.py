@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from react_text import Agent
-from react_text.limits import Limits
-from react_text.types import RunResult
+from react_text.core.limits import Limits
+from react_text.core.types import RunResult
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from react_text import Agent
-from react_text.limits import Limits
-from react_text.trajectory import as_trl
+from react_text.core.limits import Limits
+from react_text.observers.trajectory import as_trl
 from tests.extras import extra
 
 pytestmark = pytest.mark.slow

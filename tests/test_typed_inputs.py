@@ -16,14 +16,14 @@ import pytest
 from grammar_strings import draw
 from grammars import ebnf, gbnf
 
-from react_text import gbnf as reading
-from react_text.binding import Refusal, bind
-from react_text.grammar import protocol_grammar
-from react_text.mcp import Parameters
+from react_text.core.types import Action
+from react_text.grammar import gbnf as reading
+from react_text.grammar.protocol import protocol_grammar
 from react_text.parser import parse
-from react_text.toolbox import calculator
-from react_text.tools import Tool, tool
-from react_text.types import Action
+from react_text.tools.binding import Refusal, bind
+from react_text.tools.mcp import Parameters
+from react_text.tools.tool import Tool, tool
+from react_text.tools.toolbox import calculator
 
 XGRAMMAR = importlib.util.find_spec("xgrammar") is not None
 
@@ -85,7 +85,7 @@ def levels(n: Literal[1, 2, 3], strict: bool | None = None) -> str:
 
 
 def schema_tool(name: str, schema: dict[str, Any]) -> Tool:
-    """A tool as react_text.mcp makes one from an MCP server's input schema."""
+    """A tool as react_text.tools.mcp makes one from an MCP server's input schema."""
     parameters = Parameters.of(schema)
 
     def call(**arguments: Any) -> str:

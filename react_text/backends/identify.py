@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .wire import Server
+from react_text.backends.wire import Server
 
 __all__ = ["FIELDS", "UNREACHABLE", "Identity", "Unreachable", "plan"]
 _OPENAI_HOSTS = ("api.openai.com",)

@@ -15,7 +15,7 @@ prefix: a step evaluates its new tokens, not the whole history.
 A request's prefill (`Request.prefill`) goes at the end of what the model continues, in either
 mode, and the reply's text starts with it; the model knows nothing of the protocol's labels.
 
-Decoding is constrained by the protocol grammar (see `react_text.grammar`) unless the agent is
+Decoding is constrained by the protocol grammar (see `react_text.grammar.protocol`) unless the agent is
 built with `grammar=False`.
 
 Only the chat template's own markers become control tokens: the template's framing is tokenized
@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .. import grammar
-from ..errors import ConfigError, ContextLengthError, ModelError
-from ..limits import MIN_CONTEXT_TOKENS, Limits
-from ..prompt_style import Prompting
-from ..sampling import check_seed, check_temperature
-from ..types import Api, Message, Reply, Request, Tokens, Usage
+from react_text.core.errors import ConfigError, ContextLengthError, ModelError
+from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
+from react_text.core.sampling import check_seed, check_temperature
+from react_text.core.types import Api, Message, Reply, Request, Tokens, Usage
+from react_text.grammar import protocol as grammar
+from react_text.prompting import Prompting
 
 __all__ = [
     "REPLY_TOKENS",

@@ -19,7 +19,7 @@ loop, shared by the backends in it), when this backend built its own client, no 
 the environment and the call is not streamed. Its first failure hands the request to the client,
 which retries, waits and raises as ever (see `_alean`); the tries add up to the client's own.
 
-A grammar (the protocol's, see `react_text.grammar`) is sent only when asked for: `grammar=True`
+A grammar (the protocol's, see `react_text.grammar.protocol`) is sent only when asked for: `grammar=True`
 here, or `Prompting(grammar=True)` (`model_info.grammar_on`); naming the server never turns it on.
 It goes where the server takes one: llama.cpp's `grammar`, vLLM's `structured_outputs:
 {"grammar": ...}`, SGLang's `ebnf`; Ollama and OpenAI take none. What the server is comes from
@@ -68,11 +68,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from .. import grammar as protocol
-from ..errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
-from ..sampling import check_temperature
-from ..types import Api, Reply, Request, Vocabulary
-from . import http1, identify, wire
+from react_text.backends import http1, identify, wire
+from react_text.core.errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
+from react_text.core.sampling import check_temperature
+from react_text.core.types import Api, Reply, Request, Vocabulary
+from react_text.grammar import protocol
 
 if TYPE_CHECKING:
     import openai
@@ -164,7 +164,7 @@ class _OpenAIBackend:
                     "for a local server, give its base_url"
                 )
             key = key or "not-needed"
-            from . import deadline  # imports httpx, as openai does: only when a client is made here
+            from react_text.backends import deadline  # imports httpx, as openai does: only when a client is made here
 
             # each whole answer within `timeout` (httpx's own is per read), as on the async path
             http = deadline.client(timeout) if timeout is not None else None

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..errors import ContextLengthError, ModelError
-from ..types import Api, Message, Reply, Request, Usage
+from react_text.core.errors import ContextLengthError, ModelError
+from react_text.core.types import Api, Message, Reply, Request, Usage
 
 __all__ = [
     "PerRun",
@@ -139,7 +139,7 @@ class ScriptedModel:
 
     def count_tokens(self, text: str) -> int:
         """The engine's count for this model: cl100k_base, exactly (whatever `tokenizer` is)."""
-        from ..budget import encoding
+        from react_text.tokens.meter import encoding
 
         return len(encoding("cl100k_base").encode(text, disallowed_special=()))
 
@@ -182,7 +182,7 @@ class ScriptedModel:
     def _within(self, text: str, allowance: int) -> str:
         """The longest start of `text` that fits the allowance, counted as the server counts."""
         if self.tokenizer is None:
-            from ..budget import encoding
+            from react_text.tokens.meter import encoding
 
             enc = encoding("cl100k_base")
             tokens = enc.encode(text, disallowed_special=())

@@ -22,8 +22,8 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import regex
 
-from .. import guard
-from ..types import Reply, Tokens, Usage, Vocabulary
+from react_text.core.types import Reply, Tokens, Usage, Vocabulary
+from react_text.parser import guard
 
 __all__ = [
     "GRAMMAR_SERVERS",

@@ -74,7 +74,7 @@ Linear time, by construction (a reply of 10,000 spaces after "Action: x" once to
 - Searched patterns (labels, observations) begin at a line start, or at a letter that a lookbehind
   of one character then checks, and every repeat in them is bounded or possessive, so each start
   costs a bounded amount; each is searched once per advance through the reply, never again from the
-  same place, and only in its window (`react_text.windows`: from the line of the first character
+  same place, and only in its window (`react_text.parser.windows`: from the line of the first character
   every match holds, a colon, a bracket or a "#", to the line of the last), which only leaves out
   text where no match can be. Label words are a trie of character classes with possessive
   separators; a line label is only tried at a line start that goes on with a digit or a label's
@@ -107,8 +107,8 @@ The package, by job (each module's docstring says more):
     baselines.py  `parse_naive`, `parse_strict` and `PARSERS`: the baselines of the scoreboard
 """
 
-from .baselines import PARSERS, parse_naive, parse_strict
-from .reading import parse
-from .render import render_action
+from react_text.parser.baselines import PARSERS, parse_naive, parse_strict
+from react_text.parser.reading import parse
+from react_text.parser.render import render_action
 
 __all__ = ["PARSERS", "parse", "parse_naive", "parse_strict", "render_action"]

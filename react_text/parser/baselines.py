@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ..protocol import ACTION_LABEL, FINAL_LABEL
-from ..types import Action, Final, Parsed
-from .common import error
-from .reading import parse
+from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL
+from react_text.core.types import Action, Final, Parsed
+from react_text.parser.common import error
+from react_text.parser.reading import parse
 
 __all__ = ["PARSERS", "parse_naive", "parse_strict"]
 

@@ -11,9 +11,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..types import Action, Final, Parsed
-from .common import Names, error, finishes
-from .labels import SEPARATORS
+from react_text.core.types import Action, Final, Parsed
+from react_text.parser.common import Names, error, finishes
+from react_text.parser.labels import SEPARATORS
 
 __all__ = ["decoded_blob", "json_directive", "skip_space"]
 

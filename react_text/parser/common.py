@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .. import prompting
-from ..types import ParseError, ParseErrorReason
+from react_text import prompting
+from react_text.core.types import ParseError, ParseErrorReason
 
 __all__ = ["Names", "error", "finishes", "tool_names", "word_char"]
 

@@ -4,7 +4,7 @@ which finds the label lines lazily from any position.
 A label opens a section: "THOUGHT:", "**Action 2:**", "### Thought", "[FINAL ANSWER]", or later on
 a line "...search.Action:". The words (in five languages, joined by spaces, "_", "-" or nothing) are
 a trie of character classes; each kind of label is one pattern on `re`, searched only in its
-window (see `react_text.windows`), once per advance through the reply.
+window (see `react_text.parser.windows`), once per advance through the reply.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import Literal
 
 import regex
 
-from .. import protocol, windows
-from ..protocol import DECOR
+from react_text.core import protocol
+from react_text.core.protocol import DECOR
+from react_text.parser import windows
 
 __all__ = ["AFTER_COLON", "SEPARATORS", "Kind", "Labels", "Match", "label_kind"]
 

@@ -12,13 +12,13 @@ import dataclasses
 import re
 from collections.abc import Collection
 
-from .. import guard
-from ..protocol import ACTION_LABEL, FINAL_LABEL, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
-from ..types import Action, Final, Parsed, ParseError
-from .common import Names, error, tool_names
-from .fences import QUOTES, fenced_reply
-from .strict import read_strict
-from .tolerant import directive, read_tolerant
+from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
+from react_text.core.types import Action, Final, Parsed, ParseError
+from react_text.parser import guard
+from react_text.parser.common import Names, error, tool_names
+from react_text.parser.fences import QUOTES, fenced_reply
+from react_text.parser.strict import read_strict
+from react_text.parser.tolerant import directive, read_tolerant
 
 __all__ = ["parse"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from .. import guard
-from ..protocol import action_line
-from .fences import unwrap
+from react_text.core.protocol import action_line
+from react_text.parser import guard
+from react_text.parser.fences import unwrap
 
 __all__ = ["render_action"]
 

@@ -8,10 +8,10 @@ import re
 
 import regex
 
-from .. import guard
-from ..protocol import ACTION, FINAL, THOUGHT
-from ..types import Action, Final, Parsed
-from .common import Names, error
+from react_text.core.protocol import ACTION, FINAL, THOUGHT
+from react_text.core.types import Action, Final, Parsed
+from react_text.parser import guard
+from react_text.parser.common import Names, error
 
 __all__ = ["read_strict"]
 

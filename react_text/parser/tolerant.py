@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import regex
 
-from .. import guard
-from ..protocol import DECOR
-from ..types import Action, Final, Parsed, ParseError
-from .blobs import decoded_blob, json_directive, skip_space
-from .common import Names, error, finishes, word_char
-from .fences import fence_body, unquote, unwrap
-from .labels import AFTER_COLON, Kind, Labels, label_kind
+from react_text.core.protocol import DECOR
+from react_text.core.types import Action, Final, Parsed, ParseError
+from react_text.parser import guard
+from react_text.parser.blobs import decoded_blob, json_directive, skip_space
+from react_text.parser.common import Names, error, finishes, word_char
+from react_text.parser.fences import fence_body, unquote, unwrap
+from react_text.parser.labels import AFTER_COLON, Kind, Labels, label_kind
 
 __all__ = ["directive", "read_tolerant"]
 

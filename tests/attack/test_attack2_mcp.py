@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from react_text import Agent, Limits, Prompting, ScriptedModel
-from react_text.mcp import mcp_tools
+from react_text.tools.mcp import mcp_tools
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'servers2' / 'attack2_mcp.py'}"
 DRIVERS = ["sync", "async"]

@@ -18,7 +18,7 @@ import pytest
 from _attack2_fake import FakeServer, Payload, chat_answer, chunk, drive, scripted_handler, sse
 
 from react_text import Agent, Limits, OpenAIChat
-from react_text.toolbox import calculator
+from react_text.tools.toolbox import calculator
 
 DRIVERS = ["sync", "async"]
 GRAMMAR_FIELD = {"llama.cpp": "grammar", "vllm": "structured_outputs", "sglang": "ebnf"}

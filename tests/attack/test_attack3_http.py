@@ -17,7 +17,7 @@ import pytest
 from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 from react_text import Agent, Limits, OpenAIChat
-from react_text.toolbox import calculator
+from react_text.tools.toolbox import calculator
 
 TEXT = "THOUGHT: easy.\nFINAL: 42"
 

@@ -1,6 +1,6 @@
 """attack3: token-exact trajectories from a server (token_ids=True), exports, eval --n/--trajectories.
 
-From docs/how-to/trajectories.md, help(react_text.trajectory), help(evaluate/aevaluate), help of
+From docs/how-to/trajectories.md, help(react_text.observers.trajectory), help(evaluate/aevaluate), help of
 wire.read_tokens ("None when the answer does not say enough") and `react-text eval --help`.
 """
 
@@ -18,9 +18,9 @@ import pytest
 from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 from react_text import Agent, Limits, OpenAIChat, ScriptedModel
-from react_text.evaluation import Task, evaluate
-from react_text.toolbox import calculator
-from react_text.trajectory import as_record, as_trl, as_verifiers, as_verl, group_advantages
+from react_text.evaluation.episodes import Task, evaluate
+from react_text.observers.trajectory import as_record, as_trl, as_verifiers, as_verl, group_advantages
+from react_text.tools.toolbox import calculator
 
 VLLM = {
     "/version": {"version": "0.12.0"},

@@ -13,19 +13,7 @@ import time
 import pytest
 from _support import DRIVERS
 
-from react_text import (
-    Action,
-    Agent,
-    Final,
-    Limits,
-    ModelError,
-    Prompting,
-    Reply,
-    ScriptedModel,
-    cut,
-    parse,
-    tool,
-)
+from react_text import Action, Agent, Final, Limits, ModelError, Prompting, Reply, ScriptedModel, cut, parse, tool
 
 
 def lookup(item: str) -> str:

@@ -23,7 +23,7 @@ import pytest
 from _support import DRIVERS
 
 from react_text import Agent, Limits, RunResult, ScriptedModel
-from react_text.mcp import mcp_tools
+from react_text.tools.mcp import mcp_tools
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'servers' / 'attack_server.py'}"
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 
 from react_text.backends.local import LocalModel
-from react_text.types import Request
+from react_text.core.types import Request
 
 TOOLS = [
     ("Wikipedia Research Tool", "look a topic up on Wikipedia; input: a search query"),

@@ -1,0 +1,125 @@
+"""What a model may offer beyond the four members every model has, declared once and read once.
+
+Every model is a `types.Model` (api, name, accepts_grammar, generate); one that can be awaited is
+also a `types.AsyncModel` (agenerate). Anything more a model may offer is one of these members,
+each optional, read by `describe` alone when an agent is made (the engine probes for nothing
+else and matches no class names):
+
+    member                     what it says                                       when absent
+    agenerate(request)         an async call (types.AsyncModel)                   generate, on a thread
+    context_window             its window in tokens (may ask the server, once)    unknown
+    acontext_window()          the same, awaited                                  context_window
+    count_tokens(text)         tokens in the model's own vocabulary                tiktoken by name
+    recommended_limits         the Limits it runs best with                       Limits()
+    recommended_prompting      the Prompting it runs best with                    Prompting()
+    provider                   who serves it, as telemetry names it               the class's name
+    url                        the server's URL, without credentials              none: no server
+    in_process                 it runs in this process, not on a server           False
+    grammar                    it was built to send the grammar (grammar=True)    False
+    think                      under the grammar, a <think> block may come first  False
+    serial                     its calls run one at a time (llama.cpp)            False
+    stream                     it streams replies                                 False
+    identity                   what its server is (`.server`: "llama.cpp", ...)   not said
+    accepts_prefill            it continues a turn begun with `Request.prefill`   False
+
+The backends declare theirs; a model of the user's own may declare any of them.
+
+`grammar_on` is the one place that decides whether a run sends the protocol grammar; `no_grammar`
+says, without asking a server, when a run certainly sends none.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from react_text.core.limits import Limits
+from react_text.core.types import AsyncModel, Model
+from react_text.prompting import Prompting
+
+__all__ = ["ModelInfo", "describe", "grammar_on", "no_grammar"]
+
+Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What a model offers, read once (see the module's table)."""
+
+    provider: str
+    url: str | None = None
+    in_process: bool = False
+    grammar: bool = False  # built to send the grammar (a server backend's grammar=True)
+    think: bool = False  # built with think=True: under the grammar, a <think> block may come first
+    serial: bool = False
+    stream: bool = False
+    prefill: bool = False  # it takes Request.prefill (accepts_prefill)
+    asynchronous: bool = False  # it has agenerate
+    limits: Limits | None = None  # recommended
+    prompting: Prompting | None = None  # recommended
+    count_tokens: Counter | None = None
+    window: Callable[[], int | None] | None = None  # looks its context window up (once, at most)
+    awindow: Callable[[], Awaitable[int | None]] | None = None
+    server: Callable[[], str | None] | None = None  # what its server is ("llama.cpp", ...; may ask it, once)
+
+
+def describe(model: Model) -> ModelInfo:
+    """The one reader of a model's optional members. `context_window` is only found here, not read
+    (reading it may ask the server): `ModelInfo.window` reads it when a run needs it; so is
+    `identity` (`ModelInfo.server`)."""
+    provider = getattr(model, "provider", None)
+    url = getattr(model, "url", None)
+    limits = getattr(model, "recommended_limits", None)
+    prompting = getattr(model, "recommended_prompting", None)
+    count = getattr(model, "count_tokens", None)
+    awindow = getattr(model, "acontext_window", None)
+    windowed = inspect.getattr_static(model, "context_window", None) is not None
+    identified = inspect.getattr_static(model, "identity", None) is not None
+    return ModelInfo(
+        provider=provider if isinstance(provider, str) else type(model).__name__.lower(),
+        url=str(url) if url else None,
+        in_process=getattr(model, "in_process", False) is True,
+        grammar=getattr(model, "grammar", False) is True,
+        think=getattr(model, "think", False) is True,
+        serial=getattr(model, "serial", False) is True,
+        stream=bool(getattr(model, "stream", False)),
+        prefill=getattr(model, "accepts_prefill", False) is True,
+        asynchronous=isinstance(model, AsyncModel),
+        limits=limits if isinstance(limits, Limits) else None,
+        prompting=prompting if isinstance(prompting, Prompting) else None,
+        count_tokens=count if callable(count) else None,
+        window=functools.partial(_window, model) if windowed else None,
+        awindow=awindow if callable(awindow) else None,
+        server=functools.partial(_server, model) if identified else None,
+    )
+
+
+def _server(model: object) -> str | None:
+    found = getattr(getattr(model, "identity", None), "server", None)
+    return found if isinstance(found, str) else None
+
+
+def _window(model: object) -> int | None:
+    found = getattr(model, "context_window", None)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
+def grammar_on(model: Model, info: ModelInfo, asked: bool | None) -> bool:
+    """Whether a run constrains decoding to the protocol grammar. `asked` is `Prompting.grammar`:
+    True or False decides (an agent refuses True for a model that takes no grammar). None leaves it
+    to the model: on for a model in this process that accepts one (the embedded model), on for a
+    server backend built with grammar=True (where its server takes one), off for every other
+    server. Naming the server (`server=`) or the server saying what it is only says where a grammar
+    would go: a reasoning model forced to start with THOUGHT: would be harmed without a word."""
+    if asked is not None:
+        return asked
+    return (info.in_process or info.grammar) and model.accepts_grammar
+
+
+def no_grammar(info: ModelInfo, asked: bool | None) -> bool:
+    """Whether a run certainly sends no grammar, known without asking the server what it is: asked
+    False, or left to a model that sends none unless asked (a server backend without grammar=True).
+    `grammar_on` is False then too."""
+    return asked is False or (asked is None and not (info.in_process or info.grammar))
