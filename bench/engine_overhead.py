@@ -1,6 +1,7 @@
 """Engine overhead per step, with the model and the tools taken out.
 
     python bench/engine_overhead.py
+    python bench/engine_overhead.py --against ../react-text-0.3   # this checkout against another, interleaved
 
 A canned model returns ready replies at no cost and the one tool echoes its input, so what is
 timed is the engine: prompt building, token counting (incremental, tiktoken), the stop guard,
@@ -11,6 +12,10 @@ Rows: the sync driver with tools run inline and no time limit (`Limits(tool_seco
 sync driver as it comes (a 60 s time limit: on the main thread the tool runs inline under a
 SIGALRM timer); the async driver as it comes (`agent.arun`: a sync tool runs on a worker thread,
 so a hung tool never blocks the event loop).
+With `--against DIR`, each round runs one child process on this checkout and one on DIR's
+`react_text` (PYTHONPATH), in turn, A B A B ...; each child times N=20 episodes of 20 steps per row,
+and the ratio is taken round by round, so a machine whose speed drifts compares fairly. The row
+"async extra" is the async driver's cost over the sync default's, per step.
 Peers are measured in venvs of their own (they are not dependencies) when an environment variable
 names that venv's python: REACT_TEXT_SMOLAGENTS_PYTHON (`pip install smolagents`) and
 REACT_TEXT_LANGCHAIN_PYTHON (`pip install "langchain<0.4"`: AgentExecutor with a ReAct text agent).
@@ -18,11 +23,14 @@ REACT_TEXT_LANGCHAIN_PYTHON (`pip install "langchain<0.4"`: AgentExecutor with a
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import os
 import re
 import statistics
 import subprocess
+import sys
 import time
 import tracemalloc
 from dataclasses import dataclass, field
@@ -117,7 +125,58 @@ def measure(episode, steps: int) -> tuple[float, float]:  # type: ignore[no-unty
     return statistics.median(per_step), peak
 
 
+ROWS = {
+    "sync, inline": react_text_inline,
+    "sync, default": react_text_default,
+    "async, default": react_text_async,
+}
+
+
+def child(steps: int) -> None:
+    """One side of a comparison: the median per-step CPU of each row, as JSON."""
+    print(json.dumps({name: measure(episode, steps)[0] for name, episode in ROWS.items()}))
+
+
+def against(other: Path, rounds: int, steps: int) -> None:
+    here = Path(__file__).resolve()
+    sides = {"this checkout": here.parent.parent, str(other): other.resolve()}
+    figures: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+    for _ in range(rounds):
+        for side, root in sides.items():
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            out = subprocess.run(
+                [sys.executable, str(here), "--child", "--steps", str(steps)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                cwd=root,
+            )
+            figures[side].append(json.loads(out.stdout.splitlines()[-1]))
+    for rounds_of in figures.values():
+        for row in rounds_of:
+            row["async extra"] = row["async, default"] - row["sync, default"]
+    mine, theirs = figures.values()
+    print(f"{steps} steps an episode, {rounds} interleaved rounds; median µs/step (min-max of the ratio)")
+    print(f"{'row':<16} {'this':>9} {'other':>9} {'ratio':>7} {'range':>14}")
+    for row in [*ROWS, "async extra"]:
+        ratios = sorted(a[row] / b[row] for a, b in zip(mine, theirs, strict=True))
+        a = statistics.median(r[row] for r in mine)
+        b = statistics.median(r[row] for r in theirs)
+        print(f"{row:<16} {a:>9.1f} {b:>9.1f} {statistics.median(ratios):>6.2f}x {ratios[0]:>6.2f}-{ratios[-1]:.2f}")
+
+
 def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    options.add_argument("--against", type=Path, help="another checkout, timed interleaved with this one")
+    options.add_argument("--rounds", type=int, default=7)
+    options.add_argument("--steps", type=int, default=20)
+    options.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = options.parse_args()
+    if args.child:
+        return child(args.steps)
+    if args.against:
+        return against(args.against, args.rounds, args.steps)
     print(f"{'engine':<28} {'steps':>5} {'µs/step':>9} {'peak KiB':>9} {'ratio to bare':>14}")
     rows = (
         ("react-text sync, inline", react_text_inline),
