@@ -79,6 +79,7 @@ def main() -> None:
 
     if args.json:
         out = {
+            "command": "python " + " ".join([Path(sys.argv[0]).resolve().relative_to(ROOT).as_posix(), *sys.argv[1:]]),
             "corpus": str(Path(args.corpus).resolve().relative_to(ROOT)),
             "parser_commit": parser_commit,
             "labels_commit": labels_commit,

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from react_text import Agent
 from react_text.backends.local import LocalModel
-from react_text.evaluation.episodes import correct, load, toolset
+from react_text.evaluation import correct, load, toolset
 
 SUITE = Path(__file__).resolve().parent / "tasks" / "suite.jsonl"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from react_text import Agent, Limits, Prompting
 from react_text.backends.local import LocalModel
 from react_text.core.errors import ModelError
-from react_text.evaluation.episodes import load, toolset
+from react_text.evaluation import load, toolset
 
 SUITE = Path(__file__).parent / "tasks" / "suite.jsonl"
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from react_text import Agent, Limits, OpenAICompletion, Prompting
 from react_text.backends.local import default_model_path
-from react_text.evaluation.episodes import correct
+from react_text.evaluation import correct
 from react_text.tools.toolbox import calculator
 
 SUITE = Path(__file__).parent / "tasks" / "suite.jsonl"

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from react_text import Agent
 from react_text.backends.local import LocalModel
 from react_text.core.types import Reply, Request
-from react_text.evaluation.episodes import correct, load, toolset
+from react_text.evaluation import correct, load, toolset
 from react_text.grammar.protocol import protocol_grammar
 from react_text.prompting import generic_example
 
@@ -102,10 +102,10 @@ def main() -> None:
     if row == "final-note":
         _override("corrections/force_final", FINAL_NOTE)
     if row == "short-answer":
-        from react_text.core import episode
+        from react_text.core import final
         from react_text.grammar import protocol as grammar
 
-        grammar.MAX_ANSWER = episode.MAX_ANSWER = 100  # type: ignore[misc]
+        grammar.MAX_ANSWER = final.MAX_ANSWER = 100  # type: ignore[misc]
     for task in tasks[first:last]:
         tools = toolset(task.tools, SUITE.parent / "docs")
         chosen: Any = Typed(model, tools) if row == "typed" else model

@@ -24,10 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 
-from react_text import Agent
+from react_text import Agent, evaluation
 from react_text.backends.local import LocalModel
 from react_text.core.types import Segment
-from react_text.evaluation import episodes as evaluation
 
 SUITE = Path(__file__).parent / "tasks" / "suite.jsonl"
 

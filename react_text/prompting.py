@@ -16,15 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from react_text.core.protocol import observation_label
 from react_text.core.types import Message
 
-if TYPE_CHECKING:
-    from react_text.tools.tool import Tool
-
 __all__ = [
+    "Exemplified",
     "InstructionsIn",
     "Prompting",
     "Reasoning",
@@ -105,7 +103,29 @@ def example_name(example: str) -> str | None:
     return name
 
 
-def example_for(tools: Sequence[Tool], *, parallel: bool = False) -> str | None:
+class _Parameter(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def required(self) -> bool: ...
+
+
+class _Shape(Protocol):
+    @property
+    def parameters(self) -> Sequence[_Parameter]: ...
+
+
+class Exemplified(Protocol):
+    """What a worked example reads of a tool (`Tool` is one): its name and its parameters. A
+    protocol, so that the prompts need nothing of the tools, which render prompts."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def shape(self) -> _Shape: ...
+
+
+def example_for(tools: Sequence[Exemplified], *, parallel: bool = False) -> str | None:
     """The worked example that fits the tools in play: the files example when the file tools and
     the calculator are there, the calculator's when only built-in arithmetic and docs are, the
     search example when only the file tools (and docs) are, else one
@@ -126,7 +146,7 @@ def example_for(tools: Sequence[Tool], *, parallel: bool = False) -> str | None:
     return generic_example(tools)
 
 
-def generic_example(tools: Sequence[Tool]) -> str | None:
+def generic_example(tools: Sequence[Exemplified]) -> str | None:
     """The generic worked example made from the first tool: its name and its required parameters
     (its first one, if none is required), with no numbers to copy. None: no tools."""
     if not tools:

@@ -305,11 +305,11 @@ def test_every_change_to_the_history_keeps_its_count_and_estimate_right(
         if reported:  # on the high side, by no more than the margin
             assert (
                 ratio * _whole(history)
-                <= history.estimate()
+                <= history.meter.estimate(history.tokens)
                 <= math.ceil(budget.Meter.SAFETY * ratio * _whole(history))
             ), op
         else:
-            assert history.estimate() == _whole(history), op
+            assert history.meter.estimate(history.tokens) == _whole(history), op
 
 
 @pytest.mark.parametrize("chat", [True, False])
@@ -320,7 +320,11 @@ def test_an_elision_brings_the_estimate_down_with_the_history(chat: bool) -> Non
         history.add_reply("think", step, "ACTION: a[b]")
         history.add_observation("x" * 1000, step)
     history.meter.sent(Usage(2 * _whole(history), 5), history.tokens, reported=True)
-    before = history.estimate()
+    before = history.meter.estimate(history.tokens)
     assert history.elide(0, keep_from=4)
-    assert history.estimate() < before // 3
-    assert 2 * _whole(history) <= history.estimate() <= math.ceil(budget.Meter.SAFETY * 2 * _whole(history))
+    assert history.meter.estimate(history.tokens) < before // 3
+    assert (
+        2 * _whole(history)
+        <= history.meter.estimate(history.tokens)
+        <= math.ceil(budget.Meter.SAFETY * 2 * _whole(history))
+    )

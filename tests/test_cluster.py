@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 from fake_openai import FakeServer, question
 
-from react_text import OpenAIChat
+from react_text import OpenAIChat, evaluation
 from react_text.cli.main import main
-from react_text.evaluation import episodes as evaluation
 from react_text.evaluation.scripts import trace_name
 
 ray = pytest.importorskip("ray")

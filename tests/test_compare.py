@@ -18,6 +18,7 @@ from react_text.evaluation.corpus import Case, agrees, load, score
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "replies.jsonl"
+FAMILIES = ROOT / "tests" / "data" / "families.jsonl"
 PEER_NAMES = [peer.name for peer in peers.PEERS]
 
 
@@ -125,9 +126,15 @@ def test_a_users_parser_reads_one_reply(tmp_path: Path) -> None:
 def test_the_corpus_is_found_from_any_directory(tmp_path: Path) -> None:
     done = react_text("parse", "--compare", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    total = len(load(CORPUS))
+    total = len(load(CORPUS)) + len(load(FAMILIES))  # the replies, then the families of issue 34
     cells = board(done.stdout)["all cases"]
     assert cells["naive"].endswith(f"/{total}") and cells["tolerant"] == f"{total}/{total}"
+    names = done.stdout.splitlines()[0].split()
+    for family in ("continuations", "call syntax", "markup calls", "code actions"):  # each in its row, peers beside
+        (line,) = [row for row in done.stdout.splitlines() if row.startswith(f"family: {family} ")]
+        cells = dict(zip(names, line[32:].split(), strict=True))
+        count = sum(c.category == f"family: {family}" for c in load(FAMILIES))
+        assert cells["tolerant"] == f"{count}/{count}" and cells["naive"].endswith(f"/{count}")
 
 
 def test_the_bundled_corpus_is_the_tests_corpus_in_a_checkout() -> None:
@@ -142,7 +149,7 @@ def test_an_installed_wheel_carries_the_corpus(tmp_path: Path) -> None:
         check=True,
     )
     (wheel,) = wheels.glob("react_text-*.whl")
-    assert "react_text/data/replies.jsonl" in zipfile.ZipFile(wheel).namelist()
+    assert {"react_text/data/replies.jsonl", "react_text/data/families.jsonl"} <= set(zipfile.ZipFile(wheel).namelist())
     target = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)], check=True
@@ -302,7 +309,7 @@ def test_the_core_imports_no_peer() -> None:
         "react_text.evaluation.peers",
     }
     code = (
-        "import sys, react_text, react_text.cli, react_text.evaluation.corpus;"
+        "import sys, react_text, react_text.cli.main, react_text.evaluation.corpus;"
         f"print(sorted(m for m in sys.modules if m in {names!r} or m.split('.')[0] in {names!r}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -395,7 +402,7 @@ def test_installed_peers_are_scored_on_the_corpus(tmp_path: Path) -> None:
         pytest.skip(f"no peer is installed (pip install 'react-text[peers]'): {', '.join(PEER_NAMES)}")
     done = react_text("parse", "--compare", cwd=tmp_path)
     cells = board(done.stdout)["all cases"]
-    total = len(load(CORPUS))
+    total = len(load(CORPUS)) + len(load(FAMILIES))  # the default scoreboard: the replies and the families
     for name in present:
         right = int(cells[name].split("/")[0])
         assert cells[name].endswith(f"/{total}") and 0 < right < total

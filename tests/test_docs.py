@@ -325,8 +325,9 @@ def test_every_test_a_page_names_exists() -> None:
     ).read_text(encoding="utf-8")
 
 
-def test_the_scoreboard_on_the_page_is_what_parse_compare_prints() -> None:
-    """docs/how-to/parsers.md shows `react-text parse --compare`'s board: it must be today's."""
+@pytest.fixture(scope="module")
+def board() -> str:
+    """What `react-text parse --compare --no-peers` prints today (the peers' notes left off)."""
     done = subprocess.run(
         [sys.executable, "-m", "react_text.cli", "parse", "--compare", "--no-peers"],
         capture_output=True,
@@ -335,7 +336,12 @@ def test_the_scoreboard_on_the_page_is_what_parse_compare_prints() -> None:
         timeout=120,
         check=True,
     )
-    printed = done.stdout.split("\npeers not scored", 1)[0].rstrip()
+    return done.stdout.split("\npeers not scored", 1)[0].rstrip()
+
+
+def test_the_scoreboard_on_the_page_is_what_parse_compare_prints(board: str) -> None:
+    """docs/how-to/parsers.md shows `react-text parse --compare`'s board: it must be today's."""
+    printed = board
     page = ROOT / "docs/how-to/parsers.md"
     shown = next(b.code for b in blocks(page) if b.language == "text" and "naive    strict  tolerant\n" in b.code)
     rerun = "paste the board of: react-text parse --compare --no-peers"
@@ -344,6 +350,32 @@ def test_the_scoreboard_on_the_page_is_what_parse_compare_prints() -> None:
     ], rerun
     total = re.search(r"all cases +\d+/(\d+)", printed)
     assert total is not None and f"holds {total.group(1)} replies" in page.read_text(encoding="utf-8")
+
+
+def test_the_readme_quotes_the_scoreboard_as_parse_compare_prints_it(board: str) -> None:
+    """Issue 33: the README gave the tutorials' parser 41.2% where `parse --compare` printed 42.0%.
+    Its figures (the tolerant parser's right of all, the naive parser's accuracy) are the board's."""
+    names = board.splitlines()[0].split()
+
+    def row(label: str) -> dict[str, str]:
+        found = re.search(rf"^{label} +(.+)$", board, re.MULTILINE)
+        assert found is not None, f"the board has no {label!r} row"
+        return dict(zip(names, found.group(1).split(), strict=True))
+
+    right, share = row("all cases"), row("accuracy")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"(\d+/\d+) on the\s+corpus it was built on \(the tutorials' parser: ([\d.]+%)\)", readme)
+    assert quoted is not None, "the README no longer quotes the scoreboard as this test reads it"
+    assert (quoted.group(1), quoted.group(2)) == (right["tolerant"], share["naive"]), "quote parse --compare's board"
+
+
+def test_the_loop_page_says_which_repeats_are_answered_from_the_first_call() -> None:
+    """Issue 33: docs/concepts/loop.md said every exact repeat of a successful call is not run
+    again; only a tool free of side effects (or idempotent) is answered from an earlier call."""
+    page = (ROOT / "docs" / "concepts" / "loop.md").read_text(encoding="utf-8")
+    bullet = page[page.index("- **Repeats.**") :].split("\n- ", 1)[0]
+    assert "pure=True" in bullet and "idempotent=True" in bullet and "runs again" in bullet, bullet
+    assert "test_promises_repeats.py::test_a_python_tool_runs_again_unless_marked_pure" in bullet, bullet
 
 
 def test_troubleshooting_quotes_every_correction_as_the_prompts_say() -> None:

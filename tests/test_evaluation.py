@@ -15,7 +15,7 @@ from fake_openai import FakeServer
 
 from react_text import ConfigError, ScriptedModel
 from react_text.backends.openai_api import OpenAIChat
-from react_text.evaluation.episodes import Task, correct, evaluate, finished, load, table
+from react_text.evaluation import Task, correct, evaluate, finished, load, table
 
 SUITE = Path(__file__).resolve().parent.parent / "bench" / "tasks" / "suite.jsonl"
 TESTS = Path(__file__).resolve().parent

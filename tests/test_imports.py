@@ -1,7 +1,9 @@
 """No import circles in react_text: the graph of which module imports which, read from the source,
-has no cycle. An import inside a function counts (deferring an import hides a circle, it does not
-break it); one under `if TYPE_CHECKING:` does not (it never runs). A package's own `__init__` is not
-an edge of importing one of its modules."""
+has no cycle. Every import counts, wherever it is written: one inside a function (deferring an
+import hides a circle, it does not break it) and one under `if TYPE_CHECKING:` (a circle of types is
+a circle of design: two modules that need each other's names to be read are one module, or want a
+protocol or a type one level down). A package's own `__init__` is not an edge of importing one of
+its modules."""
 
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "react_text"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
     found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
@@ -24,51 +26,35 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import that can run, at any depth, except the body of `if TYPE_CHECKING:`."""
-    found: list[ast.Import | ast.ImportFrom] = []
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            todo.extend(node.orelse)
-            continue
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            found.append(node)
-        todo.extend(ast.iter_child_nodes(node))
-    return found
+    """Every import, at any depth: in a function, under `if TYPE_CHECKING:`, anywhere."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
-def _base(module: str, node: ast.ImportFrom) -> str:
+def _base(modules: dict[str, Path], module: str, node: ast.ImportFrom) -> str:
     if node.level == 0:
         return node.module or ""
     parts = module.split(".")
-    if MODULES[module].name != "__init__.py":
+    if modules[module].name != "__init__.py":
         parts.pop()
     for _ in range(node.level - 1):
         parts.pop()
     return ".".join([*parts, *([node.module] if node.module else [])])
 
 
-def graph() -> dict[str, set[str]]:
-    edges: dict[str, set[str]] = {name: set() for name in MODULES}
-    for module, path in MODULES.items():
+def graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    modules = MODULES if package == PACKAGE else _modules(package)
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for module, path in modules.items():
         for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                edges[module].update(alias.name for alias in node.names if alias.name in MODULES)
+                edges[module].update(alias.name for alias in node.names if alias.name in modules)
                 continue
-            base = _base(module, node)
+            base = _base(modules, module, node)
             for alias in node.names:
-                if f"{base}.{alias.name}" in MODULES:
+                if f"{base}.{alias.name}" in modules:
                     edges[module].add(f"{base}.{alias.name}")
-                elif base in MODULES:
+                elif base in modules:
                     edges[module].add(base)
         edges[module].discard(module)
     return edges
@@ -118,11 +104,25 @@ def test_the_graph_is_read() -> None:
     assert "react_text" not in edges["react_text.core.agent"]  # the parent package is not an edge
 
 
-def test_a_deferred_import_counts_and_type_checking_does_not() -> None:
+def test_a_deferred_import_and_a_type_checking_one_count() -> None:
     tree = ast.parse(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\ndef f():\n    from .b import B\n"
+        "import typing\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n"
+        "if typing.TYPE_CHECKING:\n    from .c import C\nelse:\n    from .d import D\ndef f():\n    from .b import B\n"
     )
-    assert sorted(node.module or "" for node in _imports(tree) if isinstance(node, ast.ImportFrom)) == ["b", "typing"]
+    found = sorted(node.module or "" for node in _imports(tree) if isinstance(node, ast.ImportFrom))
+    assert found == ["a", "b", "c", "d", "typing"]
+
+
+def test_a_circle_of_types_alone_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import B\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\n")
+    (package / "c.py").write_text("from pkg import a\n")
+    edges = graph(package)
+    assert edges["pkg.b"] == {"pkg.a"}
+    assert cycles(edges) == [["pkg.a", "pkg.b"]]
 
 
 def test_a_cycle_is_found() -> None:

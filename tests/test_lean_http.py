@@ -300,13 +300,13 @@ def test_runs_starting_together_ask_the_window_once() -> None:
     with FakeServer(window=4096) as server:
         model = OpenAIChat("fake", base_url=server.url, api_key=SECRET)
         asked: list[str] = []
-        get = model._aget
+        get = model._transport.aget
 
         async def counted(url: str) -> object:
             asked.append(url)
             return await get(url)
 
-        model._aget = counted  # type: ignore[method-assign]
+        model._transport.aget = counted  # type: ignore[method-assign]
 
         async def together() -> list[int | None]:
             return list(await asyncio.gather(*(model.acontext_window() for _ in range(20))))

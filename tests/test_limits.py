@@ -71,7 +71,8 @@ def test_budget_holds_against_a_server_that_counts_differently(drive: Drive, k: 
         f"THOUGHT: item {i} needs a look {'and more words ' * (i % 7)}\nACTION: lookup[train ticket]" for i in range(9)
     ]
     model = OtherTokenizer(replies, k)
-    result = drive(make_agent(model, [lookup, add], tokens=budget, reply_tokens=120, steps=40), TASK)
+    # one call again and again: the budget, not the brake on repeats (issue 33), is under test
+    result = drive(make_agent(model, [lookup, add], tokens=budget, reply_tokens=120, steps=40, repeats=None), TASK)
     first = model.calls[0]
     first_bill = model.count("".join(m.content for m in first.prompt))  # type: ignore[union-attr]
     if first_bill < budget / 2:  # the first request alone left room: from the second on, nothing overshoots

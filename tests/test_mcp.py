@@ -4,6 +4,7 @@ over stdio and over streamable HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -115,6 +116,24 @@ def reap(pidfile: Path) -> None:
     """After a failed test: end a server left behind (a --linger one would stay 60 s)."""
     if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
         os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """End a child the test started and reap it, its pipes closed, whatever happened (a test that
+    gives up too: a child left unreaped, or its pipes open, is a ResourceWarning in a later test)."""
+    process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.communicate(timeout=10)
+
+
+def sleeping(pidfile: Path, process: subprocess.Popen[str], seconds: float = 60) -> None:
+    """Wait until the demo server's sleep call is under way (it writes PIDFILE.sleeping): a Ctrl-C
+    sent before it would land while the client still starts (how long that takes is the machine's load)."""
+    marker = pidfile.with_name(pidfile.name + ".sleeping")
+    deadline = time.monotonic() + seconds
+    while not marker.exists():
+        assert time.monotonic() < deadline and process.poll() is None, "the sleep call did not begin"
+        time.sleep(0.05)
 
 
 def alive(pid: int) -> bool:
@@ -439,6 +458,7 @@ def test_ctrl_c_in_an_async_block_closes_the_servers(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     script = f"""
 import asyncio
+import contextlib
 from react_text.tools.mcp import mcp_tools
 
 async def main():
@@ -457,11 +477,11 @@ asyncio.run(main())
     )
     try:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
-        time.sleep(0.5)  # the sleep call is under way
+        sleeping(pidfile, process)
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
+        _, err = process.communicate(timeout=20)  # it stops in about 2.3 s, idle or beside two busy loops
     finally:
-        process.kill()
+        stop(process)
         alive_before_reaping = pidfile.exists() and alive(int(pidfile.read_text()))
         reap(pidfile)
     assert not alive_before_reaping
@@ -478,7 +498,7 @@ asyncio.run(main())
 
 
 def test_importing_react_text_mcp_leaves_the_sdk_unloaded() -> None:
-    check = "import sys, react_text.tools.mcp, react_text.cli; assert 'mcp' not in sys.modules, 'imported'"
+    check = "import sys, react_text.tools.mcp, react_text.cli.main; assert 'mcp' not in sys.modules, 'imported'"
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
 
@@ -538,15 +558,11 @@ def test_ctrl_c_closes_the_servers_without_a_traceback(tmp_path: Path) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not (pidfile.exists() and pidfile.read_text()):
-            assert time.monotonic() < deadline and process.poll() is None, "the server did not start"
-            time.sleep(0.05)
-        time.sleep(1.0)  # the sleep call is under way
+        sleeping(pidfile, process)
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=20)
+        _, err = process.communicate(timeout=20)  # it stops in about 2.3 s, idle or beside two busy loops
     finally:
-        process.kill()
+        stop(process)
         alive_before_reaping = pidfile.exists() and alive(int(pidfile.read_text()))
         reap(pidfile)
     assert not alive_before_reaping

@@ -1,6 +1,7 @@
 """Metamorphic tests: rewrites of every corpus reply that must not change how it reads.
 
-For each case of the corpus (tests/data/replies.jsonl, and tests/data/unseen.jsonl when present),
+For each case of the corpus (tests/data/replies.jsonl, and tests/data/unseen.jsonl and
+tests/data/families.jsonl when present),
 each transformation below is applied to what the model wrote (in completion mode, to the text after
 the prompt's THOUGHT: cue, which is then put back). The transformed reply must read as the original
 does: the same kind, tool and input or answer; an error stays an error (any reason).
@@ -14,6 +15,7 @@ ends normalised to "\\n" for that transformation (and only that one).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +27,12 @@ from react_text.evaluation.corpus import Case, load, reading
 from react_text.parser import parse
 
 DATA = Path(__file__).resolve().parent / "data"
-CORPUS = [case for name in ("replies.jsonl", "unseen.jsonl") if (DATA / name).exists() for case in load(DATA / name)]
+CORPUS = [
+    case
+    for name in ("replies.jsonl", "unseen.jsonl", "families.jsonl")
+    if (DATA / name).exists()
+    for case in load(DATA / name)
+]
 
 # The label words as replies write them, longest first (so "Action Input" is one label, not "Action").
 _WORDS = (
@@ -52,6 +59,19 @@ def _written(parsed: dict[str, str]) -> str:
     return parsed.get("input", parsed.get("answer", ""))
 
 
+def _texts(written: str) -> list[str]:
+    """The input as written, and, when it is a JSON object (a markup call's parameters), the text
+    of each of its string values: a label at a line start in one is a label in what was written."""
+    texts = [written]
+    try:
+        decoded = json.loads(written)
+    except ValueError:
+        return texts
+    if isinstance(decoded, dict):
+        texts.extend(v for v in decoded.values() if isinstance(v, str))
+    return texts
+
+
 def _relabel(case: Case, change: Callable[[re.Match[str]], str]) -> str:
     """The reply with each label at a line start rewritten by `change`.
 
@@ -59,7 +79,7 @@ def _relabel(case: Case, change: Callable[[re.Match[str]], str]) -> str:
     change what was written), and a case with no label at a line start (nothing to rewrite).
     """
     original = reading(parse(case.sent, tools=case.tools))
-    if _LABEL.search(_written(original)):
+    if any(_LABEL.search(text) for text in _texts(_written(original))):
         raise Skip("its input or answer holds a label at a line start")
     if not _labels(case.text):
         raise Skip("no label at a line start")

@@ -34,6 +34,7 @@ from react_text import (
 )
 from react_text.observers.trace import step_dict, step_from
 from react_text.parser import parse_strict
+from react_text.prompting import render
 
 TOOLS = ("weather", "fx")
 TASK = "What is the weather in Athens, and how much is 100 USD in EUR?"
@@ -378,7 +379,8 @@ def test_a_tool_with_side_effects_runs_each_time_it_is_written(drive: Drive) -> 
     model = ScriptedModel(["ACTION: send[ann]\nACTION: send[ann]", "FINAL: ok"])
     result = drive(make_agent(model, [send], parallel=True), TASK)
     assert calls == ["ann", "ann"]
-    assert result.steps[0].observations == ("sent", "sent")
+    told = render("corrections/repeated_call", result="sent", tool="send", input="ann", times=2)  # issue 33
+    assert result.steps[0].observations == ("sent", told)
 
 
 def test_a_completion_model_gets_the_labelled_observations(drive: Drive) -> None:
@@ -500,3 +502,22 @@ def test_no_more_than_steps_times_actions_tools_run(drive: Drive) -> None:
     result = drive(agent, "Echo.")
     assert result.stop_reason == "max_steps"
     assert result.tool_calls == len(ran) == limits.steps * limits.actions
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I'll check both.\n[weather(city='Athens'), fx(amount='100 USD')]",
+        '<tool_call>\n{"name": "weather", "arguments": {"city": "Athens"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "fx", "arguments": {"amount": "100 USD"}}\n</tool_call>',
+    ],
+    ids=["python-call-list", "hermes-blocks"],
+)
+def test_families_that_write_several_calls(reply: str) -> None:
+    read = parse_several(reply, tools=TOOLS)
+    assert isinstance(read, Actions), read
+    assert [a.tool for a in read.actions] == ["weather", "fx"]
+    single = parse(reply, tools=TOOLS)  # outside parallel mode: the first call, the rest discarded
+    assert isinstance(single, Action)
+    assert single.tool == "weather"
+    assert single.discarded.strip()

@@ -614,3 +614,22 @@ def test_round_trip_with_registered_names(tool: str, value: str) -> None:
     text = render_action(tool, value)
     assume(cut(text).dropped == "" and "<think>" not in value and "</think>" not in value)
     assert parse(text, tools=(tool, "other tool")) == Action(tool, value)
+
+
+def test_an_observation_inside_a_markup_call_is_still_cut_and_the_call_is_not_closed() -> None:
+    # Refused on purpose (issue 34): the stop guard cuts a made-up observation wherever it is not
+    # inside a labelled bracketed input; a markup call it cuts reads as not closed, so it is not run.
+    read = parse("<function=run>\n<parameter=cmd>echo Observation: 1</parameter>\n</function>", tools=["run"])
+    assert isinstance(read, Action)
+    assert (read.tool, read.closed) == ("run", False)
+    whole = parse("<function=run>\n<parameter=cmd>echo done</parameter>\n</function>", tools=["run"])
+    assert whole == Action("run", '{"cmd": "echo done"}')
+
+
+def test_a_call_in_a_labelled_thought_or_mid_sentence_is_no_call() -> None:
+    quoted = 'Thought: calls look like <tool_call>{"name": "x", "arguments": {}}</tool_call> here.\nFINAL: 4'
+    assert parse(quoted, tools=["x"]) == Final(
+        "4", 'calls look like <tool_call>{"name": "x", "arguments": {}}</tool_call> here.'
+    )
+    assert isinstance(parse("I could Search[cats] now.", tools=["search"]), ParseError)
+    assert isinstance(parse("Search[cats]"), ParseError)  # no label, no registered name: prose or a footnote

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from react_text import ConfigError
 from react_text.cli import main as cli
-from react_text.evaluation.episodes import load
+from react_text.evaluation import load
 from react_text.evaluation.scripts import task_id, trace_name
 
 TESTS = Path(__file__).resolve().parent

@@ -35,10 +35,15 @@ def repeated(name: str, result: str, step: int = 1, input_: str = "") -> str:
     return render("corrections/repeated_action", tool=name, input=input_, step=step, result=result)
 
 
+def told(name: str, result: str, times: int, input_: str = "") -> str:
+    """A tool with side effects called again with the same input: it ran, and the model is told (issue 33)."""
+    return render("corrections/repeated_call", result=result, tool=name, input=input_, times=times)
+
+
 def test_an_mcp_counter_bumped_twice_counts_twice(drive: Drive) -> None:
     with mcp_tools(COUNTER) as tools:
         agent = Agent(ScriptedModel(["ACTION: bump[]", "ACTION: bump[]", "ACTION: bump[]", "FINAL: 3"]), tools=tools)
-        assert observations(drive, agent)[:3] == ["1", "2", "3"]
+        assert observations(drive, agent)[:3] == ["1", told("bump", "2", 2), told("bump", "3", 3)]
 
 
 def test_mcp_tools_that_say_they_are_read_only_or_idempotent_are_not_called_again(drive: Drive) -> None:
@@ -124,7 +129,7 @@ def test_a_python_tool_runs_again_unless_marked_pure(drive: Drive) -> None:
     script = ["ACTION: note[milk]", "ACTION: note[milk]", "ACTION: shout[hi]", "ACTION: shout[hi]", "FINAL: ok"]
     seen = observations(drive, Agent(ScriptedModel(script), tools=[note, shout]))
     assert ran == ["milk", "milk", "shout hi"]
-    assert seen[:4] == ["noted 1", "noted 2", "HI", repeated("shout", "HI", 3, "hi")]
+    assert seen[:4] == ["noted 1", told("note", "noted 2", 2, "milk"), "HI", repeated("shout", "HI", 3, "hi")]
 
 
 def test_a_pure_tool_runs_again_once_a_tool_with_side_effects_has_run(drive: Drive) -> None:
@@ -184,4 +189,4 @@ def test_an_async_run_bumps_twice_too() -> None:
             result = await Agent(ScriptedModel(["ACTION: bump[]", "ACTION: bump[]", "FINAL: 2"]), tools=tools).arun("c")
             return [s.observation for s in result.steps]
 
-    assert asyncio.run(go())[:2] == ["1", "2"]
+    assert asyncio.run(go())[:2] == ["1", told("bump", "2", 2)]

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from react_text import Action, Agent, ModelError, Reply, Request, RunResult, ScriptedModel, Tool, Usage, tool
+from react_text import Action, Agent, ModelError, Prompting, Reply, Request, RunResult, ScriptedModel, Tool, Usage, tool
 from react_text.core.episode import Command, Event
 from react_text.observers.observing import Call, Quiet
 
@@ -58,6 +58,8 @@ RAISERS = [
     "async-model",
     "tool",
     "async-tool",
+    "parallel-tool",  # one of two actions of a reply run at once (Prompting(parallel=True))
+    "parallel-async-tool",
     "approver",
     "observer-around",
     "observer-record",
@@ -72,9 +74,9 @@ class Raising:
     name = "scripted"
     accepts_grammar = False
 
-    def __init__(self, error: BaseException | None) -> None:
+    def __init__(self, error: BaseException | None, act: str = "ACTION: risky[x]") -> None:
         self.error = error
-        self.script = ScriptedModel(["THOUGHT: look.\nACTION: risky[x]", "THOUGHT: done.\nFINAL: 7"])
+        self.script = ScriptedModel([f"THOUGHT: look.\n{act}", "THOUGHT: done.\nFINAL: 7"])
 
     def generate(self, request: Request) -> Reply:
         if self.error is not None and self.script.calls:
@@ -128,7 +130,7 @@ class Watching(Quiet):
 def make(raiser: str, error: BaseException) -> Agent:
     def risky(item: str) -> str:
         """Look an item up."""
-        if raiser == "tool":
+        if raiser in {"tool", "parallel-tool"}:
             raise error
         return "12"
 
@@ -141,7 +143,18 @@ def make(raiser: str, error: BaseException) -> Agent:
             raise error
         return True
 
-    fn: Callable[..., object] = arisky if raiser == "async-tool" else risky
+    def calm(item: str) -> str:
+        """Look another item up."""
+        return "5"
+
+    fn: Callable[..., object] = arisky if raiser in {"async-tool", "parallel-async-tool"} else risky
+    if raiser.startswith("parallel-"):  # the raising call and a calm one, run at once
+        return Agent(
+            Raising(None, "ACTION: risky[x]\nACTION: calm[y]"),
+            tools=[tool(fn, name="risky", risky=True), calm],
+            approve=approve,
+            prompting=Prompting(parallel=True),
+        )
     model = {"model": Raising, "async-model": AsyncRaising}.get(raiser, Raising)
     return Agent(
         model(error if raiser in {"model", "async-model"} else None),
@@ -202,7 +215,7 @@ def test_every_exception_gives_the_same_outcome_under_both_drivers(
 ) -> None:
     """Issue 20: one table of what each exception raised by a model, a tool or an approver comes
     to, and both drivers keep it."""
-    expected = {"model": model, "async-model": model, "tool": tool_, "async-tool": tool_}.get(raiser, approver)
+    expected = {"model": model, "async-model": model}.get(raiser, tool_ if "tool" in raiser else approver)
     outcome, seen = outcome_of(driver, raiser, error)
     if expected == "model_error":
         assert isinstance(outcome, RunResult), outcome

@@ -27,12 +27,15 @@ KNOWN = {
     "corrections/unknown_tool": {"tool", "suggestion", "tools"},
     "corrections/unknown_tool_suggestion": {"closest"},
     "corrections/repeated_action": {"tool", "input", "step", "result"},
+    "corrections/repeated_call": {"result", "tool", "input", "times"},
+    "corrections/repeats_limit": {"tool", "input", "times"},
     "corrections/tool_error": {"tool", "error_type", "error"},
     "corrections/tool_timeout": {"tool", "seconds"},
     "corrections/tool_bad_result": {"tool", "kind"},
     "corrections/tool_no_result": {"tool", "kind"},
     "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
+    "corrections/outcome_unknown": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
     "corrections/force_final_short": set(),
@@ -47,6 +50,8 @@ KNOWN = {
     "history/folded_results": set(),
     "corrections/too_many_actions": {"most", "skipped"},
     "examples/generic": {"tool", "call"},
+    "serving/choice_named": {"tool"},
+    "serving/wrong_tool": {"tool", "called"},
 }
 
 

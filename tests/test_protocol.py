@@ -28,7 +28,7 @@ from react_text.prompting import observation_message, observations_message
 from react_text.tokens.history import History
 
 ROOT = Path(react_text.__file__).parent
-HOME = ROOT / "protocol.py"
+HOME = ROOT / "core" / "protocol.py"
 # A label word standing alone (not one word of another framework's compound label, such as
 # LangChain's "FINAL ANSWER" or "FINAL_ANSWER"), or a think tag.
 SPELLED = re.compile(
@@ -80,7 +80,7 @@ def test_the_source_scan_finds_a_spelled_label(tmp_path: Path) -> None:
 
 
 # The same word where it is no label: `react-text mcp ACTION`, the metavar of mcp's subcommands.
-NOT_LABELS = {("cli.py", "ACTION")}
+NOT_LABELS = {("mcp.py", "ACTION")}  # the metavar of `react-text mcp ACTION`
 
 
 def test_no_label_is_spelled_outside_protocol_py() -> None:
@@ -101,7 +101,7 @@ def test_the_backends_know_no_label() -> None:
     words = re.compile(rf"\b(?:{'|'.join(protocol.WORDS)})\b")
     found = [
         f"{path.name}:{n}: {line.strip()}"
-        for path in sorted((ROOT / "backends").glob("*.py"))
+        for path in sorted((ROOT / "backends").rglob("*.py"))
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if words.search(line)
     ]

@@ -134,6 +134,21 @@ FRAMES = [
     "ACTION: web search",  # a name of words (without the registered names)
     "ACTION: 天气",  # a name of other letters
     "Action: Ask question to",
+    # the families of issue 34: markup calls, code actions, unlabelled calls and call lists
+    "<function=x>",
+    "<function=x><parameter=",
+    "<tool_call>",
+    "[TOOL_CALLS]x",
+    "<|python_tag|>x.call(",
+    "<|tool_calls_section_begin|><|tool_call_begin|>",
+    "<action><tool_name>",
+    "Code:\n```py\n",
+    "```py\n",
+    "calc(",
+    "[x(",
+    "Finish[",
+    ", x(",
+    "Thought 1: a. Action 1",
 ]
 RUNS = [
     " ",

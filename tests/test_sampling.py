@@ -11,7 +11,7 @@ import pytest
 from react_text import Agent, OpenAIChat, ScriptedModel
 from react_text.backends.local import LocalModel
 from react_text.core.sampling import check_seed, check_temperature
-from react_text.evaluation.episodes import Task, evaluate
+from react_text.evaluation import Task, evaluate
 
 
 @pytest.mark.parametrize("seed", [-1, 2**32 - 1, 2**32, 2**64])

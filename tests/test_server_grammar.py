@@ -122,7 +122,7 @@ def test_a_vllm_is_sent_the_grammar_field_its_version_reads(version: str | None,
 def test_the_version_pattern_does_not_backtrack() -> None:
     import time
 
-    from react_text.backends.wire import _release
+    from react_text.backends.wire.servers import _release
 
     started = time.monotonic()
     assert _release("1." * 50_000 + "x")[:2] == (1, 1)

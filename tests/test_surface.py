@@ -139,7 +139,7 @@ def test_what_the_docs_import_is_exported_there(where: str, module: str, name: s
 
 
 def test_the_old_name_of_task_result_warns_and_works() -> None:
-    from react_text.evaluation import episodes as evaluation
+    from react_text import evaluation
 
     with pytest.warns(DeprecationWarning, match="TaskResult"):
         old = evaluation.Outcome  # type: ignore[attr-defined]

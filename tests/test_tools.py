@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from react_text import Agent, ScriptedModel, tool
 from react_text.prompting import render
 from react_text.tokens.meter import counter
+from react_text.tokens.truncation import truncate, truncate_each
 from react_text.tools.running import run_text
-from react_text.tools.tool import Tool, as_text, listing, truncate, truncate_each
+from react_text.tools.tool import Tool, as_text, listing
 from react_text.tools.toolbox import default_tools
 
 

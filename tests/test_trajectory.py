@@ -230,7 +230,7 @@ def test_the_async_driver_records_the_same_trajectory() -> None:
 
 
 def test_eval_writes_one_trajectory_line_per_episode_with_its_reward(tmp_path: Path) -> None:
-    from react_text.evaluation import episodes as evaluation
+    from react_text import evaluation
 
     tasks = [evaluation.Task("right", "What is 17 + 25?", "42"), evaluation.Task("wrong", "What is 17 + 25?", "7")]
     out = tmp_path / "trajectories.jsonl"

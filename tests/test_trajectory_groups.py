@@ -14,8 +14,8 @@ import pytest
 from conftest import make_agent
 from fake_openai import FakeServer
 
+from react_text import evaluation
 from react_text.core.types import Reply, Request, Tokens
-from react_text.evaluation import episodes as evaluation
 from react_text.observers.trajectory import group_advantages
 
 

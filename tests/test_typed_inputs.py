@@ -183,3 +183,43 @@ def test_the_parser_alone_reads_names_with_spaces_and_cjk() -> None:
     for name in ("web search", "天气"):
         parsed = parse(f"THOUGHT: look\nACTION: {name}[capital of Peru]")
         assert isinstance(parsed, Action) and parsed.tool == name
+
+
+# Issue 33: keyword calls in any order, a defaulted parameter in the middle left out (BFCL writes them so).
+ANY_ORDER = {
+    "paint": [
+        "glossy=true, color=red",
+        "shade=dark, color=red",
+        "color=red, glossy=false",
+        '{"glossy": true, "color": "red"}',
+    ],
+    "get-weather": [
+        "units=metric, city=Lima",
+        "hourly=true, city=Lima, days=3",
+        '{"units": "imperial", "city": "Oslo"}',
+    ],
+    "files.write": ['lines=["a"], path=x.txt', '{"lines": [], "path": "x.txt"}'],
+    "pack": ['meta={"k": 1}, box={"width": 2}', '{"tags": ["a"], "box": {"width": 2}}'],
+}
+NOT_ANY_ORDER = {
+    "paint": ["glossy=true", "color=red, color=red", "shade=dark, glossy=true", '{"color": "red", "color": "red"}'],
+    "get-weather": ["units=metric, days=3", "city=Lima, city=Oslo"],
+}
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_keyword_calls_in_any_order_are_admitted_by_every_engine_and_bind(after: bool) -> None:
+    text = protocol_grammar(TOOLS, after_cue=after)
+    engines = [gbnf(text), ebnf(text)] if XGRAMMAR else [gbnf(text)]
+    start = " " if after else "THOUGHT: "
+    by_name = {t.name: t for t in TOOLS}
+    for table, admitted in ((ANY_ORDER, True), (NOT_ANY_ORDER, False)):
+        for name, inputs in table.items():
+            for written in inputs:
+                sample = f"{start}x\nACTION: {name}[{written}]"
+                assert reading.admits(text, sample) is admitted, sample
+                for engine in engines:
+                    assert engine.accepts(sample) is admitted, sample
+                if admitted:
+                    bound = bind(by_name[name], written)
+                    assert not isinstance(bound, Refusal), (written, bound)

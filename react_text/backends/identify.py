@@ -24,8 +24,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from react_text.backends.wire import Server
+from react_text.backends.wire.servers import at
+from react_text.core.errors import safe_url
 
-__all__ = ["FIELDS", "UNREACHABLE", "Identity", "Unreachable", "plan"]
+__all__ = ["FIELDS", "UNREACHABLE", "Identity", "Unreachable", "given", "plan"]
 _OPENAI_HOSTS = ("api.openai.com",)
 _LLAMA_CPP_PYTHON = "llama.cpp Python API"
 
@@ -51,16 +53,15 @@ class Identity:
 def plan(base_url: str) -> Generator[str, object, Identity]:
     """Yields each URL to GET; is sent its JSON (None when the GET failed or was not JSON,
     UNREACHABLE when nothing answered); returns the Identity."""
-    base = base_url.rstrip("/")
-    host = urlsplit(base).hostname or ""
+    host = urlsplit(base_url).hostname or ""
     if host in _OPENAI_HOSTS:
         return Identity("openai", f"{host} is OpenAI's own API (not asked)")
-    root = base.removesuffix("/v1")
+    root = safe_url(at(base_url, "", root=True))  # as it is said: no user, password or query
     asked: list[str] = []
 
     def get(path: str) -> Generator[str, object, object]:
         asked.append(path)
-        return (yield f"{root}{path}")
+        return (yield at(base_url, path, root=True))
 
     props = yield from get("/props")
     if props is UNREACHABLE:
@@ -97,6 +98,22 @@ def plan(base_url: str) -> Generator[str, object, Identity]:
         version = _field(_field(schema, "info"), "version")
         return Identity("llama.cpp", f"GET /openapi.json names llama-cpp-python's server (version {version})")
     return Identity(None, f"{root} did not say what it is (asked {', '.join(asked)})")
+
+
+def given(base_url: str, server: Server) -> Generator[str, object, Identity]:
+    """What a server named by the caller (`server=`) is: the name, and what the name alone does not
+    decide. A vLLM takes its grammar in `guided_grammar` before 0.12 and `structured_outputs` since,
+    so it is asked its version (GET /version, as detection asks it); every other name decides alone,
+    and nothing is asked. A vLLM that does not say is taken to be recent, as an unknown version is."""
+    named = f"server={server!r} was given"
+    if server != "vllm":
+        return Identity(server, named)
+    said = yield at(base_url, "/version", root=True)
+    version = _field(said, "version")
+    if isinstance(version, str) and version:
+        return Identity(server, f"{named} and GET /version answered {version}", version=version)
+    reached = said is not UNREACHABLE
+    return Identity(server, f"{named}; GET /version did not say its version (0.12 or later is assumed)", reached)
 
 
 def _field(answer: object, name: str) -> Any:

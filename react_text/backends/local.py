@@ -15,8 +15,8 @@ prefix: a step evaluates its new tokens, not the whole history.
 A request's prefill (`Request.prefill`) goes at the end of what the model continues, in either
 mode, and the reply's text starts with it; the model knows nothing of the protocol's labels.
 
-Decoding is constrained by the protocol grammar (see `react_text.grammar.protocol`) unless the agent is
-built with `grammar=False`.
+Decoding is constrained by the grammar the request carries (the protocol's, written by the engine)
+unless the agent is built with `grammar=False`.
 
 Only the chat template's own markers become control tokens: the template's framing is tokenized
 with special tokens on, and everything else (instructions, task, replies, observations, the whole
@@ -43,11 +43,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError
-from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
+from react_text.core.model_info import MIN_CONTEXT_TOKENS, Limits, Prompting
 from react_text.core.sampling import check_seed, check_temperature
 from react_text.core.types import Api, Message, Reply, Request, Tokens, Usage
-from react_text.grammar import protocol as grammar
-from react_text.prompting import Prompting
 
 __all__ = [
     "REPLY_TOKENS",
@@ -280,7 +278,8 @@ class LocalModel:
         self.render_last = self.render(request)
         compiled = None
         if request.grammar:  # for what the model writes after the prefill
-            text = grammar.with_thinking(request.grammar) if self.think else request.grammar
+            rules = request.rules if self.think else None  # the engine's rules write the <think> block
+            text = rules.thinking(request.grammar) if rules is not None else request.grammar
             compiled = _compile(self._llama_cpp, text)
         segments = self._segments(request)
         tokens = self._extend(segments)

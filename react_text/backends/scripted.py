@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from react_text.core.errors import ContextLengthError, ModelError
+from react_text.core.model_info import bundled_encoding
 from react_text.core.types import Api, Message, Reply, Request, Usage
 
 __all__ = [
@@ -139,9 +140,7 @@ class ScriptedModel:
 
     def count_tokens(self, text: str) -> int:
         """The engine's count for this model: cl100k_base, exactly (whatever `tokenizer` is)."""
-        from react_text.tokens.meter import encoding
-
-        return len(encoding("cl100k_base").encode(text, disallowed_special=()))
+        return len(bundled_encoding("cl100k_base").encode(text, disallowed_special=()))
 
     def _notice(self, prompt: Prompt) -> None:
         """Warn (once) when requests of two conversations interleave: one script shared by runs at once."""
@@ -182,9 +181,7 @@ class ScriptedModel:
     def _within(self, text: str, allowance: int) -> str:
         """The longest start of `text` that fits the allowance, counted as the server counts."""
         if self.tokenizer is None:
-            from react_text.tokens.meter import encoding
-
-            enc = encoding("cl100k_base")
+            enc = bundled_encoding("cl100k_base")
             tokens = enc.encode(text, disallowed_special=())
             return text if len(tokens) <= allowance else enc.decode(tokens[:allowance])
         count = self.tokenizer

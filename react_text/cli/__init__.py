@@ -1,5 +1,3 @@
-"""The `react-text` command: argument parsing and printing, no logic of its own."""
+"""The `react-text` command: argument parsing and printing, no logic of its own (`main` is its entry)."""
 
-from react_text.cli.main import main
-
-__all__ = ["main"]
+__all__: list[str] = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +31,7 @@ __all__ = [
     "EXPECTS",
     "Approval",
     "Approve",
+    "Approver",
     "Command",
     "Decided",
     "Done",
@@ -47,6 +48,8 @@ __all__ = [
 ]
 
 Approval = bool | Literal["stop"]
+# What answers an Approve: `approve(tool, action)`, an Agent's, which may be async.
+Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
 
 
 # --- commands (what the driver is asked to do) ---------------------------------------------------

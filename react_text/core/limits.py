@@ -43,6 +43,7 @@ class Limits:
     tool_seconds: float | None = 60.0  # time limit of a tool that sets none of its own; None: wait
     force_final: bool = True  # at a limit, one last call asks for the final answer (its room is reserved)
     actions: int = 4  # with Prompting(parallel=True): the most actions of one reply that run (at once)
+    repeats: int | None = 3  # the most identical calls in a row (one tool, one input); one more ends the run
 
     def __post_init__(self) -> None:
         _at_least("steps", self.steps, 1)
@@ -54,6 +55,8 @@ class Limits:
             _at_least("context_tokens", self.context_tokens, MIN_CONTEXT_TOKENS)
         _at_least("format_errors", self.format_errors, 1)
         _at_least("actions", self.actions, 1)
+        if self.repeats is not None:
+            _at_least("repeats", self.repeats, 1)
         if self.actions > _MAX_ACTIONS:
             raise ValueError(f"Limits.actions must be at most {_MAX_ACTIONS}, not {self.actions}")
         if self.tool_seconds is not None and not (

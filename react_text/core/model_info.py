@@ -26,6 +26,11 @@ The backends declare theirs; a model of the user's own may declare any of them.
 
 `grammar_on` is the one place that decides whether a run sends the protocol grammar; `no_grammar`
 says, without asking a server, when a run certainly sends none.
+
+A backend knows the core through types, errors and this module alone (tests/test_layout_backends.py):
+so the values a recommendation is written in (`Limits`, `Prompting`), the smallest window a run can
+use (`MIN_CONTEXT_TOKENS`) and the engine's own bundled tokenizer (`bundled_encoding`, for a stand-in
+that counts as the engine does) are handed over here.
 """
 
 from __future__ import annotations
@@ -34,12 +39,25 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from react_text.core.limits import Limits
+from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
 from react_text.core.types import AsyncModel, Model
 from react_text.prompting import Prompting
 
-__all__ = ["ModelInfo", "describe", "grammar_on", "no_grammar"]
+if TYPE_CHECKING:
+    import tiktoken
+
+__all__ = [
+    "MIN_CONTEXT_TOKENS",
+    "Limits",
+    "ModelInfo",
+    "Prompting",
+    "bundled_encoding",
+    "describe",
+    "grammar_on",
+    "no_grammar",
+]
 
 Counter = Callable[[str], int]
 
@@ -123,3 +141,11 @@ def no_grammar(info: ModelInfo, asked: bool | None) -> bool:
     False, or left to a model that sends none unless asked (a server backend without grammar=True).
     `grammar_on` is False then too."""
     return asked is False or (asked is None and not (info.in_process or info.grammar))
+
+
+def bundled_encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
+    """The engine's own tiktoken encoding `name` (bundled, no network): what it counts with for a model
+    that counts none of its own. A stand-in for a server (ScriptedModel) counts and cuts with it."""
+    from react_text.tokens.meter import encoding
+
+    return encoding(name)

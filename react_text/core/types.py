@@ -27,6 +27,7 @@ __all__ = [
     "Reply",
     "Request",
     "Role",
+    "Rules",
     "RunResult",
     "Segment",
     "SegmentReason",
@@ -54,6 +55,7 @@ StopReason = Literal[
     "format_errors",  # too many unreadable replies in a row
     "model_error",  # the model or the network failed; see RunResult.error
     "declined",  # the approver asked to stop the run
+    "repeats",  # the model made one call more times in a row than Limits.repeats allows
 ]
 
 Role = Literal["system", "user", "assistant"]
@@ -159,6 +161,9 @@ class Request:
     the model writes next (the end of the transcript, or an assistant turn it opens and leaves
     open), and starts the reply's text with it: `Reply.text` is the whole turn. A grammar covers
     only what the model writes after it. The engine sends one only to a model that takes it.
+
+    `rules`: what the engine knows of the protocol that a backend may need (`Rules`), so that the
+    backends know none of it themselves; None from a caller that is not the engine.
     """
 
     prompt: tuple[Message, ...] | str
@@ -167,6 +172,26 @@ class Request:
     grammar: str | None = None  # GBNF, for backends that accept one
     seed: int | None = None  # the sampling seed for this run's calls (None: the model's own)
     prefill: str = ""
+    rules: Rules | None = None
+
+
+class Rules(Protocol):
+    """The protocol as a backend may need it, handed over by the engine with each request
+    (`Request.rules`): the engine decides, the backend sends. `react_text.core.rules.RULES` is the engine's."""
+
+    def cut(self, text: str, since: int) -> bool:
+        """Whether a made-up observation begins in `text` at or after `since`: a stream stops reading there."""
+        ...
+
+    def thinking(self, grammar: str) -> str:
+        """`grammar` with a free <think> block allowed before the protocol (a model built with think=True)."""
+        ...
+
+    def ignored(self, grammar: str, text: str, *, cut: bool, where: str) -> str | None:
+        """None when `text` could have been written under `grammar` (or it cannot be judged); else what
+        to say, once, about the server `where` that took the grammar and did not apply it. `cut`: the
+        reply stopped at its allowance, so only its beginning is known."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

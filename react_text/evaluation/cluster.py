@@ -42,7 +42,9 @@ from typing import Any
 
 from react_text.core.errors import ConfigError
 from react_text.core.types import Model
-from react_text.evaluation.episodes import ModelFor, Options, Task, TaskResult, _Sample, run_sample
+from react_text.evaluation.episodes import ModelFor, Options, _Sample, run_sample
+from react_text.evaluation.results import TaskResult
+from react_text.evaluation.tasks import Task
 
 __all__ = ["WORKER_NAME", "Recipe", "aevaluate"]
 

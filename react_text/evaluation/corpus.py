@@ -48,6 +48,7 @@ __all__ = [
     "reading",
     "score",
     "scoreboard",
+    "scoreboard_cases",
 ]
 
 Reading = Mapping[str, Any]
@@ -90,12 +91,19 @@ class Score:
         return self.right / self.total if self.total else 0.0
 
 
-def bundled() -> Path:
-    """The corpus that ships with the package (`tests/data/replies.jsonl` in a source checkout)."""
-    packaged = resources.files("react_text") / "data" / "replies.jsonl"
+def bundled(name: str = "replies.jsonl") -> Path:
+    """A corpus that ships with the package (`tests/data/NAME` in a source checkout): the replies
+    of the frameworks (`replies.jsonl`), or the families of issue 34 (`families.jsonl`)."""
+    packaged = resources.files("react_text") / "data" / name
     if packaged.is_file():
         return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "tests" / "data" / "replies.jsonl"
+    return Path(__file__).resolve().parents[2] / "tests" / "data" / name
+
+
+def scoreboard_cases() -> list[Case]:
+    """What `react-text parse --compare` scores without a corpus given: the bundled replies, then
+    the families (continuations, call syntax, markup calls, code actions), each in its rows."""
+    return load(bundled()) + load(bundled("families.jsonl"))
 
 
 def load(path: str | Path) -> list[Case]:

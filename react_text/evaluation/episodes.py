@@ -1,27 +1,19 @@
-"""Run a file of tasks against a model and score the answers: the task suite and `react-text eval`.
+"""Episodes at scale: a file of tasks run against models, each outcome handed over as it ends.
 
     tasks = load("bench/tasks/suite.jsonl")
     async for outcome in aevaluate(tasks, [server_a, server_b], root=docs, concurrency=8): ...
     outcomes = evaluate(tasks, model, root=docs)            # the same, from sync code, in task order
 
-A task file is JSON Lines: {"id": ..., "task": ..., "answer": ..., "tools": ["calculator", ...]}: an
-id (text, or a whole number), a task (text), the expected answer (text or a number) and, if not
-only the calculator, the built-in tools it may use; `load` checks every field, and names the line
-and the field that is wrong. A results file is JSON Lines too, one `TaskResult` a line; `resume`
-reads it after a crash and cuts off a last line the crash cut short.
 Episodes run as asyncio tasks over the models' async calls (`agenerate`; a model without one has
 its `generate` run on a thread), at most `concurrency` at once, and each outcome is handed over as
 soon as its episode ends, so a caller can write it down at once and a crash loses nothing done.
+What a task file holds and how an answer is scored is `tasks`; what an episode came to, and the
+results file, is `results`.
 
 `models` is one model, or one per server: an episode starts on the server with the fewest episodes
 in flight and stays there, so the server's prefix cache keeps hitting for the rest of it. Or it is
 a function that gives each task a model of its own (a script per task): then what a task gets
 never depends on which episode asked first, whatever the concurrency.
-
-Scoring (`correct`): a textual answer is right when it contains the expected text (case-insensitive).
-A numeric one is right when the expected value is the answer's only number, or its final (or first)
-number with the rest of the numbers an arithmetic working that comes to it (`17 * 3 = 51`,
-`234 (89 + 145)`); any other number in the answer makes it wrong (`10: 2: 2: 2` is not a 2).
 """
 
 from __future__ import annotations
@@ -30,283 +22,32 @@ import asyncio
 import json
 import math
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import regex
-
 from react_text.core.agent import Agent, Parser
-from react_text.core.errors import ConfigError, safe_url
+from react_text.core.errors import safe_url
 from react_text.core.limits import Limits
 from react_text.core.model_info import describe as describe_model
 from react_text.core.sampling import check_seed
 from react_text.core.types import Model, RunResult
-from react_text.observers.written import json_text
+from react_text.evaluation.results import TaskResult
+from react_text.evaluation.tasks import Task, correct, toolset
 from react_text.parser import parse
 from react_text.prompting import Prompting
 from react_text.tools.tool import Tool
-from react_text.tools.toolbox import CalculatorError, calculate, default_tools
 
 __all__ = [
     "ModelFor",
     "Options",
-    "Task",
-    "TaskResult",
     "aevaluate",
-    "as_json",
-    "correct",
     "evaluate",
-    "finished",
-    "load",
-    "resume",
-    "summary",
-    "table",
-    "toolset",
 ]
 
-_NUMBER = regex.compile(r"-?\d[\d,]*(?:\.\d+)?")
-ModelFor = Callable[["Task"], Model]
-Reward = Callable[["Task", RunResult], float]
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    id: str
-    task: str
-    answer: str
-    tools: tuple[str, ...] = ("calculator",)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskResult:
-    """What one task's episode came to, as a results line holds it (0.2's `Outcome`, a name that now warns)."""
-
-    id: str
-    ok: bool
-    answer: str | None
-    expected: str
-    stop_reason: str
-    steps: int
-    tool_calls: int
-    tokens: int
-    seconds: float
-    error: str | None = None
-    server: str | None = None  # the server the episode ran on (its URL), when it ran on one
-    sample: int = 0  # which of the task's `n` episodes this is
-    seed: int | None = None  # the seed its model calls were sent (None: the model's own)
-
-
-def load(path: str | Path) -> list[Task]:
-    """The tasks of a task file; ConfigError naming the line and the field when one is not a task."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such task file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the task file {path}: {exc}") from exc
-    tasks: list[Task] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            task = _task(line)
-        except ValueError as exc:
-            raise ConfigError(f"{path}:{number}: not a task ({exc}); {_TASK_LINE}") from None
-        if task.id in seen:
-            raise ConfigError(f"{path}:{number}: the id {task.id!r} is used twice (ids name results)")
-        seen.add(task.id)
-        tasks.append(task)
-    return tasks
-
-
-_TASK_LINE = 'a line is {"id": ..., "task": ..., "answer": ..., "tools": [...]} (tools may be left out)'
-_TASK_KEYS = ("id", "task", "answer", "tools")
-
-
-def _task(line: str) -> Task:
-    """One task line, every field checked: ValueError saying which field is wrong and how."""
-    try:
-        row = json.loads(line)
-    except ValueError:
-        raise ValueError("not JSON") from None
-    if not isinstance(row, dict):
-        raise ValueError(f"a JSON object is needed, not {_kind(row)}")
-    unknown = [k for k in row if k not in _TASK_KEYS]
-    if unknown:
-        raise ValueError(f"unknown field {unknown[0]!r}")
-    for key in ("id", "task", "answer"):
-        if key not in row:
-            raise ValueError(f"missing {key!r}")
-    id_, task, answer, tools = row["id"], row["task"], row["answer"], row.get("tools", ["calculator"])
-    if isinstance(id_, int) and not isinstance(id_, bool):
-        id_ = str(id_)
-    if not (isinstance(id_, str) and id_.strip()):
-        raise ValueError(f"id must be a non-empty text (or a whole number), not {_kind(id_)}")
-    if not (isinstance(task, str) and task.strip()):
-        raise ValueError(f"task must be a non-empty text, not {_kind(task)}")
-    if isinstance(answer, float) and not math.isfinite(answer):  # NaN, Infinity: json reads them, nothing equals them
-        raise ValueError(f"answer must be a finite number, not {answer!r}")
-    if isinstance(answer, int | float) and not isinstance(answer, bool):
-        answer = str(answer)
-    if not (isinstance(answer, str) and answer.strip()):
-        raise ValueError(f"answer must be a non-empty text or a number, not {_kind(answer)}")
-    if not (isinstance(tools, list) and all(isinstance(n, str) and n for n in tools)):
-        raise ValueError(f"tools must be a list of tool names, not {_kind(tools)}")
-    for key, text in (("id", id_), ("task", task), ("answer", answer), *(("tools", n) for n in tools)):
-        if not _unicode(text):  # a JSON escape like "\ud800": no file name, results line or trace holds it
-            raise ValueError(f"{key} must be Unicode text, not {text[:40]!r} (it holds a lone surrogate)")
-    return Task(id_, task, answer, tuple(tools))
-
-
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return "an empty text" if not value.strip() else f"the text {value[:40]!r}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return f"the {type(value).__name__} {value!r}"
-
-
-def finished(path: str | Path) -> list[TaskResult]:
-    """The outcomes already written to a results file, one per episode (a task's sample written
-    twice, by two appends, is its last line; a last line cut short by a crash is skipped)."""
-    return _results(path)[0]
-
-
-def resume(path: str | Path) -> list[TaskResult]:
-    """`finished`, with the file made ready to append to: a last line cut short by a crash is cut
-    off (its task runs again), and a whole last line that lost its newline gets it back."""
-    outcomes, whole, size = _results(path)
-    if not size:
-        return outcomes
-    try:
-        with Path(path).open("r+b") as file:
-            if whole < size:
-                file.truncate(whole)
-            if whole:
-                file.seek(whole - 1)
-                if file.read(1) != b"\n":
-                    file.write(b"\n")
-    except OSError as exc:
-        raise ConfigError(f"cannot mend the results file {path}: {exc.strerror}") from exc
-    return outcomes
-
-
-def _results(path: str | Path) -> tuple[list[TaskResult], int, int]:
-    """The outcomes of a results file, the length in bytes of its whole lines (what to keep), and
-    its length. A last line without its newline is whole only if it is a whole result."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return [], 0, 0
-    except OSError as exc:
-        raise ConfigError(f"cannot read the results file {path}: {exc.strerror}") from exc
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
-    outcomes = []
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            outcome = _outcome_line(line)
-            if isinstance(outcome, str):
-                raise ConfigError(f"{path}:{number}: not a result line of react-text eval ({outcome})")
-            outcomes.append(outcome)
-    whole = len(data) - len(tail)
-    if tail.strip():
-        last = _outcome_line(tail)
-        if isinstance(last, TaskResult):  # whole, though its newline never came
-            outcomes.append(last)
-            whole = len(data)
-    once = {(o.id, o.sample): o for o in outcomes}  # an episode written twice (two appends) counts once: the last
-    return list(once.values()), whole, len(data)
-
-
-def _outcome_line(line: bytes) -> TaskResult | str:
-    try:
-        row = json.loads(line.decode("utf-8"))
-        if not isinstance(row, dict):
-            return "not a JSON object"
-        return TaskResult(**row)
-    except (ValueError, TypeError) as exc:  # UnicodeDecodeError is a ValueError
-        return str(exc)
-
-
-def correct(answer: str | None, expected: str) -> bool:
-    """Whether `answer` gives `expected` (see the module's docstring for the rule)."""
-    if answer is None:
-        return False
-    if not _NUMBER.fullmatch(expected.strip()):
-        return expected.strip().casefold() in answer.casefold()
-    want = _value(expected.strip())
-    found = list(_NUMBER.finditer(answer))
-    if len(found) == 1:
-        return _same(_value(found[0].group()), want)
-    if len(found) > 1 and _same(_value(found[-1].group()), want):
-        start, end = _span(answer, found[0].start(), found[-2].end())
-        if answer[end : found[-1].start()].strip() == "=" and _comes_to(answer[start:end], want):
-            return True
-    if len(found) > 1 and _same(_value(found[0].group()), want):
-        start, end = _span(answer, found[1].start(), found[-1].end())
-        if answer[found[0].end() : start].strip() in ("", "=") and _comes_to(answer[start:end], want):
-            return True
-    return False
-
-
-def _value(number: str) -> float:
-    return float(number.replace(",", ""))
-
-
-def _same(a: float, b: float) -> bool:
-    return abs(a - b) < 1e-6 * max(1.0, abs(b))
-
-
-def _span(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span widened over the brackets around it."""
-    while start > 0 and text[start - 1] in " (":
-        start -= 1
-    while end < len(text) and text[end] in " )":
-        end += 1
-    return start, end
-
-
-def _comes_to(working: str, want: float) -> bool:
-    try:
-        return _same(float(calculate(working)), want)
-    except (CalculatorError, ValueError):
-        return False
-
-
-def toolset(names: Sequence[str], root: Path, extra: Sequence[Tool] = ()) -> list[Tool]:
-    """The tools of a task: the built-in ones its line names, and every one of `extra` (which its
-    line may name too)."""
-    built_in = {t.name: t for t in default_tools(root)}  # every built-in tool, as `react-text run` has
-    clash = sorted(t.name for t in extra if t.name in built_in)
-    if clash:
-        raise ConfigError(f"a tool of --tools or --mcp has a built-in tool's name: {', '.join(clash)}; rename it")
-    available = {**built_in, **{t.name: t for t in extra}}
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise ConfigError(f"unknown tools in the task file: {', '.join(unknown)} (have {', '.join(available)})")
-    chosen = [available[n] for n in dict.fromkeys(names)]
-    if "search" in names and "read" not in names:
-        chosen.append(built_in["read"])
-    return chosen + [t for t in extra if t.name not in names]
+ModelFor = Callable[[Task], Model]
+Reward = Callable[[Task, RunResult], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,44 +293,3 @@ def _outcome(task: Task, result: RunResult, seconds: float, server: str | None) 
         error=result.error,
         server=server,
     )
-
-
-def table(outcomes: Sequence[TaskResult]) -> str:
-    """A plain-text results table with a summary line."""
-    lines = [f"{'task':<10} {'ok':<3} {'steps':>5} {'tools':>5} {'tokens':>7} {'time':>7}  stop / answer"]
-    for o in outcomes:
-        answer = (o.answer or "").replace("\n", " ")[:40]
-        label = o.id if o.seed is None else f"{o.id}#{o.sample}"
-        lines.append(
-            f"{label:<10} {'✓' if o.ok else '✗':<3} {o.steps:>5} {o.tool_calls:>5} {o.tokens:>7} "
-            f"{o.seconds:>6.2f}s  {o.stop_reason}: {answer}"
-        )
-    lines.append(summary(outcomes))
-    return "\n".join(lines)
-
-
-def summary(outcomes: Sequence[TaskResult]) -> str:
-    n = len(outcomes) or 1
-    right = sum(o.ok for o in outcomes)
-    reasons: dict[str, int] = {}
-    for o in outcomes:
-        reasons[o.stop_reason] = reasons.get(o.stop_reason, 0) + 1
-    stops = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
-    steps = sum(o.steps for o in outcomes) / n
-    tokens = sum(o.tokens for o in outcomes) / n
-    seconds = sum(o.seconds for o in outcomes) / n
-    return (
-        f"{right}/{len(outcomes)} right ({100 * right / n:.0f}%) · mean {steps:.1f} steps, "
-        f"{tokens:.0f} tokens, {seconds:.2f}s a task · {stops}"
-    )
-
-
-def as_json(outcome: TaskResult) -> str:
-    return json_text(asdict(outcome))  # lone surrogates escaped: see written.py
-
-
-def __getattr__(name: str) -> object:
-    if name == "Outcome":  # 0.2's name; types.Outcome is what running a tool came to
-        warnings.warn("react_text.evaluation.episodes.Outcome is now TaskResult", DeprecationWarning, stacklevel=2)
-        return TaskResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

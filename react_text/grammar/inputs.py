@@ -10,10 +10,14 @@ With the grammar on, `ACTION: tool[...]` admits only inputs the binder will bind
 
 in the call forms the binder reads: the values in order (`add[2, 3]`), `name=value` pairs
 (`add[a=2, b=3]`), or a JSON object (`add[{"a": 2, "b": 3}]`); a one-parameter tool also takes its
-value alone. Parameters with defaults may be left off the end. What the grammar cannot type (a
-date, a path, *args, **kwargs, Rest, an annotation it cannot resolve) takes any bracket-balanced
-text, as every input did before. JSON strings and bare text hold no brackets or newlines (the
-protocol's own brackets must balance), bare text no commas or quotes where several values are read.
+value alone. Values in order may leave parameters with defaults off the end; `name=value` pairs and
+a JSON object's keys come in any order, each at most once, any with a default left out (a keyword
+call as BFCL writes one, `f[b=3, a=2]`, or one that skips a defaulted parameter in the middle): one
+rule for each set of names written so far, up to `ANY_ORDER` parameters (past it, in order).
+What the grammar cannot type (a date, a path, *args, **kwargs, Rest, an annotation it cannot
+resolve) takes any bracket-balanced text, as every input did before. JSON strings and bare text
+hold no brackets or newlines (the protocol's own brackets must balance), bare text no commas or
+quotes where several values are read.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from collections.abc import Callable, Sequence
 if typing.TYPE_CHECKING:
     from react_text.tools.tool import Tool
 
-__all__ = ["VALUE_RULES", "input_rule"]
+__all__ = ["ANY_ORDER", "VALUE_RULES", "input_rule"]
+
+ANY_ORDER = 5  # parameters whose names may come in any order: 2**n - 1 rules a form
 
 _ANY = 'input ::= ([^\\[\\]\\n] | "[" input "]")+'
 VALUE_RULES = {
@@ -60,11 +66,12 @@ def input_rule(tool: Tool, name: str) -> tuple[str, set[str]]:
 
     if tool.fn is calculate:
         return f"{name} ::= arith", _closed({"arith"})
-    body = _body(tool)
-    if body is None:
+    made = _body(tool, name)
+    if made is None:
         return f"{name} ::= input", {"input"}
-    used = {word for word in VALUE_RULES if _mentions(body, word)}
-    return f"{name} ::= {body}", _closed(used)
+    body, more = made
+    used = {word for word in VALUE_RULES if any(_mentions(text, word) for text in (body, *more))}
+    return "\n".join([f"{name} ::= {body}", *more]), _closed(used)
 
 
 def _mentions(body: str, word: str) -> bool:
@@ -81,14 +88,15 @@ def _closed(used: set[str]) -> set[str]:
     return found
 
 
-def _body(tool: Tool) -> str | None:
-    """The input's alternatives, or None when some part cannot be typed (any text then)."""
+def _body(tool: Tool, name: str) -> tuple[str, list[str]] | None:
+    """The input's alternatives and the rules they name (`name` and a suffix), or None when some
+    part cannot be typed (any text then)."""
     shape = tool.shape
     if shape.var_positional is not None or shape.var_keyword is not None or any(p.rest for p in shape.parameters):
         return None
     params = list(shape.parameters)
     if not params:
-        return '""'  # takes nothing: `tool[]`
+        return '""', []  # takes nothing: `tool[]`
     hints = _hints(tool.fn, shape.signature)
     if hints is None:
         return None
@@ -103,10 +111,33 @@ def _body(tool: Tool) -> str | None:
         plain.append(alone)
         named.append(f'{json.dumps(p.name)} "=" ({field})')
         keyed.append(f'{json.dumps(json.dumps(p.name))} ":" " "? ({inside})')
-    forms = [_listed(named, required), '"{" ' + _listed(keyed, required) + ' "}"']
+    more: list[str] = []
+    if 1 < len(params) <= ANY_ORDER:
+        forms = [
+            _any_order(named, required, f"{name}-n", more),
+            '"{" ' + _any_order(keyed, required, f"{name}-k", more) + ' "}"',
+        ]
+    else:
+        forms = [_listed(named, required), '"{" ' + _listed(keyed, required) + ' "}"']
     if len(params) == 1 or not _may_open(plain[0]):  # several values, the first an object: read as the keys
         forms.insert(0, _listed(plain, required))
-    return " | ".join(f"({form})" for form in forms)
+    return " | ".join(f"({form})" for form in forms), more
+
+
+def _any_order(items: Sequence[str], required: Sequence[bool], name: str, rules: list[str]) -> str:
+    """Items in any order, "," between, each at most once, every required one written: the
+    expression, with a rule added to `rules` for each item (`name`-i) and for each set of items
+    written so far (`name`-s and the set as a bit mask), which offers the items not yet written
+    (and the end, once every required one is)."""
+    count = len(items)
+    needed = sum(1 << i for i, r in enumerate(required) if r)
+    rules += [f"{name}-i{i} ::= {item}" for i, item in enumerate(items)]
+    for mask in range(1, 1 << count):
+        nexts = [f'"," " "? {name}-i{i} {name}-s{mask | 1 << i}' for i in range(count) if not mask & 1 << i]
+        ends = ['""'] if mask & needed == needed else []
+        rules.append(f"{name}-s{mask} ::= {' | '.join(nexts + ends)}")
+    first = " | ".join(f"{name}-i{i} {name}-s{1 << i}" for i in range(count))
+    return f"({first})" if needed else f"({first})?"
 
 
 def _may_open(value: str) -> bool:

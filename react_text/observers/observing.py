@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from react_text.core.episode import Command, Event
+    from react_text.core.commands import Command, Event
     from react_text.core.model_info import ModelInfo
     from react_text.core.types import RunResult, Usage
 

@@ -54,19 +54,21 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from react_text.core.episode import Command, Event, Failed, Invoke, InvokeAll, Ran, RanAll, Replied, Send
+from react_text.core.commands import Command, Event, Failed, Invoke, InvokeAll, Ran, RanAll, Replied, Send
 from react_text.core.errors import scrub
 from react_text.observers.observing import Quiet
 
 if TYPE_CHECKING:
-    from react_text.core.agent import Agent
+    from react_text.core.limits import Limits
+    from react_text.core.model_info import ModelInfo
     from react_text.core.types import Model, Request, RunResult, Usage
 
 __all__ = [
     "CAPTURE",
     "RunSpans",
+    "Watched",
     "start",
 ]
 
@@ -89,7 +91,19 @@ _tracer: Any = None
 _looking = threading.Lock()  # a process's first runs may start on several threads at once
 
 
-def start(agent: Agent, task: str) -> RunSpans:
+class Watched(Protocol):
+    """What telemetry reads of an agent (`react_text.Agent` is one): its model, what the model
+    offers, and its limits. A protocol, so that observers depend on the core's values only."""
+
+    @property
+    def model(self) -> Model: ...
+    @property
+    def info(self) -> ModelInfo: ...
+    @property
+    def limits(self) -> Limits: ...
+
+
+def start(agent: Watched, task: str) -> RunSpans:
     """The spans of a run that starts now: a no-op without opentelemetry-api or when not recording."""
     global _api, _tracer
     if _api is None:
@@ -125,7 +139,7 @@ class _Ended(RunSpans):
 
 
 class _Spans(RunSpans):
-    def __init__(self, api: Any, tracer: Any, agent: Agent, task: str) -> None:
+    def __init__(self, api: Any, tracer: Any, agent: Watched, task: str) -> None:
         self._api = api
         self._tracer = tracer
         self._model: Model = agent.model

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from react_text.core.episode import Command, Event, Failed, Replied, Send
+from react_text.core.commands import Command, Event, Failed, Replied, Send
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError, safe_url, scrub
 from react_text.core.model_info import ModelInfo, describe
 from react_text.core.types import (

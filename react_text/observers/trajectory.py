@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from react_text.core.episode import Command, Event, Replied, Send
+from react_text.core.commands import Command, Event, Replied, Send
 from react_text.core.types import Reply, RunResult, Segment, SegmentReason, Step, Tokens, Trajectory, Turn
 
 __all__ = [

@@ -99,6 +99,12 @@ The package, by job (each module's docstring says more):
     labels.py     the label words, their decorations, the label patterns, finding label lines
     tolerant.py   the tolerant reader: sections, actions in every dialect, answers
     blobs.py      JSON and Python-literal action blobs
+    families.py   where a call without a label starts (issue 34), read there if no label comes first:
+    calls.py        continuations and call syntax: `Search[x]` / `search(q="x")` alone on a line
+                    (a registered name), `Finish[...]`, `finish(answer="x")`, Python call lists
+    markup.py       markup calls: <function=...>, <tool_call>, Kimi sections, [TOOL_CALLS],
+                    <|python_tag|>, dspy-go's <action>
+    code.py         code actions: `Code:` and a ```py block (<end_code>), for a registered code tool
     fences.py     code fences and quotes around a value, and around the whole reply
     common.py     what the readers share: registered tool names, the words for the final answer,
                   the error value

@@ -56,7 +56,7 @@ import regex
 
 from react_text.core import protocol
 from react_text.core.protocol import DECOR, THINK_CLOSE, THINK_OPEN, fold_colons
-from react_text.parser import windows
+from react_text.parser import quoted, windows
 
 __all__ = [
     "SHORT",
@@ -211,7 +211,7 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
     """The index just past the bracket that closes the one at `open_at`, or None if none does.
 
     Brackets of the same kind are balanced; a fenced input (tool[```...```]) may hold unbalanced
-    ones. Only text before `limit` is read.
+    ones, and so may a quoted value (`quoted`: say["a]b"]). Only text before `limit` is read.
     """
     limit = len(text) if limit is None else limit
     opener = text[open_at]
@@ -226,6 +226,19 @@ def input_end(text: str, open_at: int, limit: int | None = None) -> int | None:
             m = _CLOSE_AFTER_FENCE[closer].match(text, after, limit)
             if m is not None:
                 return int(m.end())
+    end = _balanced_end(text, open_at, limit)
+    if any(text.find(q, pos, limit if end is None else end) != -1 for q in quoted.QUOTES):
+        found = quoted.quoted_end(text, open_at, limit)
+        if found != quoted.UNREAD:
+            return found
+    return end
+
+
+def _balanced_end(text: str, open_at: int, limit: int) -> int | None:
+    """Just past the bracket that closes the one at `open_at`, brackets balanced as if there were no quotes."""
+    opener = text[open_at]
+    closer = "]" if opener == "[" else ")"
+    pos = open_at + 1
     if text.find(closer, pos, limit) == -1:  # the common case of a 100 KB "[[[[": no scan
         return None
     depth = 1

@@ -147,7 +147,7 @@ def _inline_label(words: list[str]) -> str:
     alternatives = "|".join(
         f"{first}(?<={_INLINE_AFTER}{first})(?:{'|'.join(rests)})" for first, rests in groups.items()
     )
-    return rf"(?P<word>{alternatives})[ \t]*:[ \t]*"
+    return rf"(?P<word>{alternatives})(?:[ \t]++\d{{1,4}}+)?+[ \t]*:[ \t]*"
 
 
 def _passes(words: list[str], inline_words: list[str]) -> tuple[windows.Window, ...]:

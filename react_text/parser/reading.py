@@ -20,7 +20,7 @@ from react_text.parser.fences import QUOTES, fenced_reply
 from react_text.parser.strict import read_strict
 from react_text.parser.tolerant import directive, read_tolerant
 
-__all__ = ["parse"]
+__all__ = ["parse", "parse_cut"]
 
 # The canonical reply, read in one match (the `re` module: faster than `regex` for this). Nothing in
 # it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
@@ -39,31 +39,42 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
 
     `tools`: the registered tool names, matched wherever a name is expected.
     """
+    return _read(text, strict, tools, cut=True)
+
+
+def parse_cut(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
+    """`parse` for a reply the guard has cut already (`guard.cut(reply).kept`): the engine cuts
+    each reply once, keeps what it cut, and reads the rest here. It reads as `parse` does (the
+    guard's cut is idempotent), without cutting again."""
+    return _read(text, strict, tools, cut=False)
+
+
+def _read(text: str, strict: bool, tools: Collection[str], *, cut: bool) -> Parsed:
     names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
     if "\r\n" in text and text.count("\n") == text.count("\r\n"):
         # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
         # `discarded` stays the reply's own text. Mixed line ends are read as they are.
-        parsed = _parse(text.replace("\r\n", "\n"), strict, names)
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names, cut=cut)
         if isinstance(parsed, ParseError) or not parsed.discarded:
             return parsed
         # Every "\n" of the discarded suffix was a "\r\n": the suffix as written is that much longer.
         written = len(parsed.discarded) + parsed.discarded.count("\n")
         return dataclasses.replace(parsed, discarded=text[len(text) - written :])
-    return _parse(text, strict, names)
+    return _parse(text, strict, names, cut=cut)
 
 
-def _parse(text: str, strict: bool, names: Names | None, *, fenced: bool = True) -> Parsed:
+def _parse(text: str, strict: bool, names: Names | None, *, fenced: bool = True, cut: bool = True) -> Parsed:
     if not strict and (fast := _canonical(text, names)) is not None:
         return fast
     if not strict and fenced and (body := fenced_reply(text)) is not None:  # a fence around the reply
         start, end = body
-        parsed = _parse(text[start:end], strict, names, fenced=False)  # one fence, not a nest of them
+        parsed = _parse(text[start:end], strict, names, fenced=False, cut=cut)  # one fence, not a nest of them
         if isinstance(parsed, ParseError):
             return parsed
         # The closing fence belongs to the directive's reply, unless words came after the directive.
         rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
         return dataclasses.replace(parsed, discarded=rest)
-    readable, pieces = _readable(text)
+    readable, pieces = _readable(text, cut=cut)
     if not readable.strip():
         return error("empty")
     parsed = read_strict(readable, names) if strict else read_tolerant(readable, names)
@@ -76,9 +87,9 @@ def _parse(text: str, strict: bool, names: Names | None, *, fenced: bool = True)
     return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
-def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """The reply without its thinking and cut by the guard, and the (start, end) pieces of `text`
-    it is made of.
+def _readable(text: str, *, cut: bool = True) -> tuple[str, list[tuple[int, int]]]:
+    """The reply without its thinking and cut by the guard (`cut`: unless it was cut before), and
+    the (start, end) pieces of `text` it is made of.
 
     Closed think blocks go, and all before a lone </think>; of an unclosed <think> only the tag
     goes (a small model that opens a block and never closes it writes its protocol there).
@@ -92,7 +103,7 @@ def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
             pos = end if closed else start + len(THINK_OPEN)
     pieces.append((pos, len(text)))
     readable = text if pos == 0 else "".join(text[a:b] for a, b in pieces)
-    return guard.cut(readable).kept, pieces
+    return (guard.cut(readable).kept if cut else readable), pieces
 
 
 def _position(pieces: list[tuple[int, int]], index: int) -> int:

@@ -17,8 +17,9 @@ import regex
 
 from react_text.core.protocol import DECOR
 from react_text.core.types import Action, Final, Parsed, ParseError
-from react_text.parser import guard
+from react_text.parser import families, guard, markup
 from react_text.parser.blobs import decoded_blob, json_directive, skip_space
+from react_text.parser.calls import keyword_answer
 from react_text.parser.common import Names, error, finishes, word_char
 from react_text.parser.fences import fence_body, unquote, unwrap
 from react_text.parser.labels import AFTER_COLON, Kind, Labels, label_kind
@@ -95,6 +96,9 @@ def _sections(text: str, labels: Labels) -> Iterator[_Section]:
 
 def read_tolerant(text: str, names: Names | None) -> Parsed:
     labels = Labels(text)
+    early = families.first(text, labels, names)  # a markup call, code or unlabelled call before any label
+    if early.parsed is not None:
+        return early.parsed
     thoughts: list[str] | None = None  # None until a thought label is seen
     sections = _sections(text, labels)
     for section in sections:
@@ -108,6 +112,8 @@ def read_tolerant(text: str, names: Names | None) -> Parsed:
             continue
         thought = text[: section.label].strip() if thoughts is None else "\n".join(t for t in thoughts if t)
         if section.kind == "final":
+            if section.start < early.start < section.end:  # a call opens on a later line: the answer ends there
+                section = _Section(section.kind, section.label, section.start, early.start)
             return _read_final(text, section, thought)
         found = _read_action(text, section, labels, thought, names)
         if _no_action(text, section, found, names):
@@ -170,6 +176,9 @@ def _only_labels(answer: str) -> bool:
 
 def _read_action(text: str, section: _Section, labels: Labels, thought: str, names: Names | None) -> Parsed:
     start = min(skip_space(text, section.start), section.end)
+    token = markup.opening(text, start)  # "action:\n<action><tool_name>...", "Action: <tool_call>..."
+    if token is not None and (call := markup.read(text, start, token, thought, names)) is not None:
+        return call
     brace = _blob_start(text, start, section.end)
     if brace is not None:  # a JSON blob, bare or fenced (LangChain structured chat, smolagents)
         found = decoded_blob(text, brace, thought, names)
@@ -351,7 +360,7 @@ def _starts_name(char: str, any_letter: bool) -> bool:
 def directive(tool: str, value: str, thought: str, discarded: str, closed: bool, names: Names | None) -> Action | Final:
     """An answer loses one pair of quotes around it; a tool's input keeps them, for the binder to read."""
     if finishes(tool, names):
-        return Final(unquote(value), thought, discarded)
+        return Final(keyword_answer(value), thought, discarded)  # `finish(answer="x")` is x
     return Action(tool, value, thought, discarded, closed)
 
 

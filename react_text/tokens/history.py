@@ -19,7 +19,7 @@ server has shown.
 
 The history keeps its own token account, `meter` (budget.Meter): every change to what is sent (a
 reply, an observation, a note, an elision, a fold) is told to the meter by the change itself, so the
-estimate of the next request in the server's units (`estimate`) is right after any of them, and
+estimate of the next request in the server's units (`meter.estimate(history.tokens)`) is right after any of them, and
 nothing outside has to keep the two in step.
 """
 
@@ -179,10 +179,6 @@ class History:
         return self._last[1]
 
     # --- reading ----------------------------------------------------------------------------------
-
-    def estimate(self, extra_local: int = 0) -> int:
-        """The server's count of the next request (and of `extra_local` more local tokens)."""
-        return self.meter.estimate(self.tokens) + self.meter.scale(extra_local)
 
     def prompt(self) -> tuple[Message, ...] | str:
         if self.chat:

@@ -215,6 +215,11 @@ class Meter:
         return self._rate is not None
 
     @property
+    def learned(self) -> float | None:
+        """Server tokens per local token, as learned from the server's reports (None until one)."""
+        return self._rate
+
+    @property
     def rate(self) -> float:
         """Server tokens per local token, with the margin (1 until a server has reported)."""
         return 1.0 if self._rate is None else self._rate * self.SAFETY

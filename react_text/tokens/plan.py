@@ -18,7 +18,7 @@ from react_text.core.limits import MIN_REPLY_TOKENS, Limits
 from react_text.core.types import StopReason
 from react_text.tokens.history import History
 from react_text.tokens.meter import MESSAGE_OVERHEAD
-from react_text.tools.tool import truncate
+from react_text.tokens.truncation import truncate
 
 __all__ = [
     "Plan",
@@ -47,8 +47,9 @@ class Plan:
         window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
         self.window_reserve = history.note_cost(window_note)
 
-    def estimate(self, extra_local: int = 0, *, note: int = 0) -> int:
-        """The prompt's estimate with `extra_local` tokens of new text and a `note` of ours."""
+    def size(self, extra_local: int = 0, *, note: int = 0) -> int:
+        """The next prompt in the server's tokens (the meter's estimate), with `extra_local` tokens of
+        new text and a `note` of ours."""
         return self.meter.estimate(self.history.tokens) + self.meter.scale(extra_local) + self.meter.scale_ours(note)
 
     def budget_room(self, prompt: int, forced: bool, billed: int | None = None) -> int | None:
@@ -106,13 +107,13 @@ class Plan:
         new, note = (0, extra_local) if forced else (extra_local, 0)
         if self.window is not None:
             want = self._want(forced)
-            prompt = self.estimate(new, note=note)
+            prompt = self.size(new, note=note)
             if prompt + self.slack(prompt) + want > self.window:
                 headroom = 0 if forced else self.window // 4  # elide a good share at once: the prefix then stays put
                 framing = max(_WINDOW_SLACK, self.history.messages + 2 if self.history.messages else 0)
                 target = int((self.window * 31 / 32 - framing - want - headroom) / self.meter.rate) - extra_local
                 self.history.elide(max(target, 0), keep_from=number if forced else number - 1)  # it tells its meter
-        prompt = self.estimate(new, note=note)
+        prompt = self.size(new, note=note)
         allowance = self.allowance(prompt, forced=forced, squeeze=squeeze)
         if allowance >= MIN_REPLY_TOKENS and (forced or not reserve or self.forced_fits_after(number, like=number - 1)):
             return allowance
@@ -164,7 +165,7 @@ class Plan:
         if prompt_tokens is not None:
             self.meter.refused(prompt_tokens, sent_local)
         elided = self.history.elide(self.history.tokens // 2, keep_from=number if forced else number - 1)
-        prompt = self.estimate()
+        prompt = self.size()
         left = self.window_left(prompt)
         if left is None or (left < MIN_REPLY_TOKENS and self.meter.calibrated):
             return None
@@ -177,7 +178,7 @@ class Plan:
 
     def window_words(self) -> str:
         return (
-            f"the prompt (about {self.estimate()} tokens) does not fit the context window of "
+            f"the prompt (about {self.size()} tokens) does not fit the context window of "
             f"{self.window} tokens with a reply, even with the older steps elided"
         )
 
@@ -193,14 +194,14 @@ class Plan:
             cut = functools.partial(self._cut_whole, observation)
         if number < self.limits.steps:
             observation = self._cut_for_window(number, observation, cut, labelled=labelled)
-            prompt = self.estimate(self.history.cost(observation, labelled=labelled))
+            prompt = self.size(self.history.cost(observation, labelled=labelled))
             allowance = self.allowance(prompt, forced=False, window=False)
             if allowance >= MIN_REPLY_TOKENS:
                 left = self._left(number, billed, prompt, allowance, self.history.cost(observation, labelled=labelled))
                 if left:
                     warned = prompting.render("corrections/budget_low", observation=observation, left=left)
                     fits = self.allowance(
-                        self.estimate(self.history.cost(warned, labelled=labelled)), forced=False, window=False
+                        self.size(self.history.cost(warned, labelled=labelled)), forced=False, window=False
                     )
                     if fits >= MIN_REPLY_TOKENS:
                         return warned, None
@@ -261,7 +262,7 @@ class Plan:
         )
 
         def fits(text: str) -> bool:
-            prompt = self.estimate(self.history.cost(text, labelled=labelled) + note)
+            prompt = self.size(self.history.cost(text, labelled=labelled) + note)
             return self.allowance(prompt, forced=True, window=False) >= MIN_REPLY_TOKENS
 
         if fits(observation):
@@ -282,4 +283,6 @@ def limit_words(limits: Limits, limit: StopReason) -> str:
     """The limit, in words: "the token budget of 1500"."""
     if limit == "max_tokens":
         return f"the token budget of {limits.tokens}"
+    if limit == "repeats":
+        return f"the limit of {limits.repeats} identical calls in a row"
     return f"the step limit of {limits.steps}"

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import inspect
 import queue
 import signal
@@ -79,10 +81,14 @@ Invocation = tuple[Tool, inspect.BoundArguments, float | None]  # a tool, its ar
 def run_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
     """Make the calls at once in a sync run: each outcome and its wall time, in order. Never raises."""
     results: list[tuple[Outcome, float] | None] = [None] * len(calls)
+    raised: list[BaseException] = []  # what `run` lets pass (KeyboardInterrupt, CancelledError, ...)
 
     def make(index: int, tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> None:
         started = time.perf_counter()
-        results[index] = (run(tool, arguments, seconds), time.perf_counter() - started)
+        try:
+            results[index] = (run(tool, arguments, seconds), time.perf_counter() - started)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller, as `run` raises it on one call
+            raised.append(exc)
 
     threads = [
         threading.Thread(target=make, args=(i, *c), name="react-text-call", daemon=True) for i, c in enumerate(calls)
@@ -91,6 +97,8 @@ def run_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
         thread.start()
     for thread in threads:
         thread.join()
+    if raised:
+        raise raised[0]
     return tuple(
         r if r is not None else (_failed(c[0], RuntimeError("the call ended without a result")), 0.0)
         for r, c in zip(results, calls, strict=True)
@@ -100,12 +108,21 @@ def run_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
 async def arun_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], ...]:
     """Make the calls at once in an async run: each outcome and its wall time, in order. Never raises."""
 
-    async def make(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> tuple[Outcome, float]:
+    async def make(
+        tool: Tool, arguments: inspect.BoundArguments, seconds: float | None
+    ) -> tuple[Outcome, float] | BaseException:
         started = time.perf_counter()
-        outcome = await arun(tool, arguments, seconds)
+        try:
+            outcome = await arun(tool, arguments, seconds)
+        except BaseException as exc:  # noqa: BLE001 - raised in the awaiting run: out of a task, asyncio
+            return exc  # would throw a KeyboardInterrupt out of the event loop, past the run
         return outcome, time.perf_counter() - started
 
-    return tuple(await asyncio.gather(*(make(*c) for c in calls)))
+    made = await asyncio.gather(*(make(*c) for c in calls))
+    for each in made:
+        if isinstance(each, BaseException):
+            raise each
+    return typing.cast(tuple[tuple[Outcome, float], ...], tuple(made))
 
 
 async def arun(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
@@ -285,6 +302,7 @@ class _Pool:
             return _Worker()
 
     def run(self, job: Callable[[], object], seconds: float | None) -> object:
+        job = _in_context(job)
         worker = self._take()
         answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
         worker.jobs.put((job, answer.put))
@@ -296,6 +314,7 @@ class _Pool:
         return _unwrap(ok, value)
 
     async def arun(self, job: Callable[[], object], seconds: float | None) -> object:
+        job = _in_context(job)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[bool, object]] = loop.create_future()
 
@@ -309,6 +328,13 @@ class _Pool:
         ok, value = typing.cast(tuple[bool, object], settled)
         self._idle.put(worker)
         return _unwrap(ok, value)
+
+
+def _in_context(job: Callable[[], object]) -> Callable[[], object]:
+    """`job` in a copy of the caller's context (as `asyncio.to_thread` runs one): the span a tool
+    runs under (telemetry's execute_tool) stays current on the worker thread, so what the tool
+    traces (an MCP client's request, an instrumented HTTP call) nests under it."""
+    return functools.partial(contextvars.copy_context().run, job)
 
 
 def _resolve(future: asyncio.Future[tuple[bool, object]], outcome: tuple[bool, object]) -> None:

@@ -18,7 +18,7 @@ import pytest
 from _attack3_fake import Answer, Fake, Seen, chat_answer
 
 from react_text import Agent, Limits, OpenAIChat, ScriptedModel
-from react_text.evaluation.episodes import Task, evaluate
+from react_text.evaluation import Task, evaluate
 from react_text.observers.trajectory import as_record, as_trl, as_verifiers, as_verl, group_advantages
 from react_text.tools.toolbox import calculator
 

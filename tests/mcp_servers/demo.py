@@ -148,9 +148,15 @@ def header(name: str, ctx: Context) -> str:
     return (ctx.headers or {}).get(name.lower(), "(none)")
 
 
+SLEEPING = ""  # with --pidfile: the file the sleep tool writes when a call begins
+
+
 @server.tool()
 async def sleep(seconds: float) -> str:
     """Wait, then say so."""
+    if SLEEPING:  # a test waits for the call to be under way before it interrupts the client
+        with open(SLEEPING, "w") as handle:
+            handle.write("sleeping")
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
 
@@ -167,6 +173,7 @@ if __name__ == "__main__":
     command.add_argument("--pidfile")
     command.add_argument("--linger", action="store_true")
     args = command.parse_args()
+    SLEEPING = f"{args.pidfile}.sleeping" if args.pidfile else ""
     if args.pidfile:
         with open(args.pidfile, "w") as handle:
             handle.write(str(os.getpid()))

@@ -13,10 +13,7 @@ from react_text import prompting
 from react_text.tools.binding import reading
 from react_text.tools.binding.converting import Type, Unfit, literal, nullable, plain, type_of
 
-if typing.TYPE_CHECKING:
-    from react_text.tools.tool import Tool
-
-__all__ = ["Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]
+__all__ = ["Bindable", "Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]
 
 _EMPTY = inspect.Parameter.empty
 _POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
@@ -150,7 +147,19 @@ def _resolve(fn: Callable[..., object], name: str, annotation: object) -> object
 # --- binding ------------------------------------------------------------------------------------------
 
 
-def bind(tool: Tool, text: str) -> inspect.BoundArguments | Refusal:
+class Bindable(typing.Protocol):
+    """What binding reads of a tool (`Tool` is one): its name, its shape, how a call is written. A
+    protocol, so that binding needs nothing of the module that makes tools from functions."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def shape(self) -> Shape: ...
+    @property
+    def form(self) -> str: ...
+
+
+def bind(tool: Bindable, text: str) -> inspect.BoundArguments | Refusal:
     """The arguments the model wrote in `text` for a call to `tool` (defaults are not applied: the
     function applies its own, an MCP server its own), or why there are none."""
     try:

@@ -1,0 +1,68 @@
+"""Native tool calling for models that have none: an OpenAI-compatible endpoint over the text protocol.
+
+    from react_text.serving import app
+    asgi = app(upstream=OpenAIChat("smollm2", base_url="http://127.0.0.1:8080/v1"))   # mount it, or
+    react-text serve --base-url http://127.0.0.1:8080/v1 --model smollm2               # run it
+
+`POST /v1/chat/completions` takes `tools=[...]` and answers with `tool_calls`, as OpenAI's API does,
+for a model that only writes text: the request's tools become the protocol's tool list and
+instruction block, its messages the conversation (tool calls written back as the ACTION lines the
+model would have written, tool results as their OBSERVATION), and the model's reply is guarded,
+parsed and bound against each tool's schema into `tool_calls`, or read as the final answer. Needs
+the `serve` extra: `pip install "react-text[serve]"`.
+
+By job, in the order data flows: `requests` (the body checked), `functions` (tool schemas as
+Tools and back), `transcript` (messages as the protocol writes them), `exchange` (asking and asking
+again, sans-IO), `replies` (a reply as tool calls or an answer), `responses` (OpenAI's JSON
+shapes), `app` (the Starlette app: the only I/O), `upstream` (the model and what is read of it
+once), `command` (`react-text serve`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from react_text.core.errors import ConfigError
+from react_text.core.types import Model
+from react_text.limits import Limits
+from react_text.prompting import Prompting
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["INSTALL", "app"]
+
+INSTALL = 'the endpoint needs the serve extra: pip install "react-text[serve]"'
+
+
+def app(
+    upstream: Model | None = None,
+    *,
+    api_key: str | None = None,
+    limits: Limits | None = None,
+    prompting: Prompting | None = None,
+    max_body: int | None = None,
+) -> Starlette:
+    """The endpoint as an ASGI app, over `upstream` (None: the embedded local model, loaded now).
+
+    `api_key`: requests must present it (`Authorization: Bearer KEY`); `limits` and `prompting`
+    replace the model's recommended ones (the reply allowance when a request sets no max_tokens,
+    the context window, the tries at an unreadable reply, the most tool calls of one reply);
+    `max_body`: the largest request body in bytes (413 past it)."""
+    try:
+        from .app import MAX_BODY, make_app
+    except ImportError as exc:  # starlette is not installed
+        raise ConfigError(INSTALL) from exc
+    from .upstream import upstream as read_upstream
+
+    if upstream is None:
+        from react_text.backends.local import LocalModel
+
+        upstream = LocalModel()
+    if api_key is not None and (not isinstance(api_key, str) or not api_key):
+        raise ValueError("api_key must be non-empty text or None")
+    return make_app(
+        read_upstream(upstream, limits=limits, prompting=prompting),
+        api_key=api_key,
+        max_body=MAX_BODY if max_body is None else max_body,
+    )

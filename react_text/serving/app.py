@@ -1,0 +1,166 @@
+"""The ASGI app (Starlette): the HTTP edge of the endpoint, and its only I/O.
+
+    POST /v1/chat/completions     a chat completion, or its stream of server-sent events
+    GET  /v1/models               the one model served
+
+Every failure is OpenAI's error JSON with its status: 400 for a malformed request (naming the
+field), 401 without the API key when one is set, 413 past the size bound, 400
+`context_length_exceeded` for a prompt past the window, 502 when the upstream cannot be reached or
+fails (its reason, scrubbed of credentials). A request the endpoint cannot take is logged in one
+line at most, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from react_text.core.errors import ContextLengthError, ModelError, scrub
+from react_text.core.types import AsyncModel, Model, Reply, Request
+
+from . import requests, responses
+from .exchange import Outcome, exchange, plan
+from .upstream import Upstream, tempered, windowed
+
+__all__ = ["MAX_BODY", "make_app"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 4 * 1024 * 1024  # bytes of a request body, at most (413 past it)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX_BODY) -> Starlette:
+    """The endpoint over `found` (see `serving.app` for the public way to make one)."""
+    state: dict[str, Upstream] = {}
+    numbers = itertools.count(1)
+
+    async def settled() -> Upstream:
+        if "upstream" not in state:
+            state["upstream"] = await windowed(found)  # its context window, asked once
+        return state["upstream"]
+
+    def refused(request: HttpRequest) -> JSONResponse | None:
+        if api_key is None:
+            return None
+        given = request.headers.get("authorization", "")
+        if secrets.compare_digest(given.encode(), f"Bearer {api_key}".encode()):
+            return None
+        return _error(401, "a valid API key is needed: Authorization: Bearer KEY", code="invalid_api_key")
+
+    async def chat_completions(request: HttpRequest) -> Response:
+        if (denied := refused(request)) is not None:
+            return denied
+        try:
+            body = json.loads(await _body(request, max_body))
+        except _TooLarge:
+            return _error(413, f"the request body is larger than {max_body} bytes", code="request_too_large")
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, "the request body is not JSON")
+        chat = requests.read(body)
+        if isinstance(chat, requests.Invalid):
+            return _error(400, chat.message, param=chat.param or None, code=chat.code)
+        upstream = await settled()
+        planned = plan(chat, upstream)
+        if isinstance(planned, requests.Invalid):
+            return _error(400, planned.message, param=planned.param, code=planned.code)
+        prefix = f"call_{secrets.token_hex(6)}_"
+        number = next(numbers)
+        model = tempered(upstream, chat.temperature)
+        try:
+            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model)
+        except ContextLengthError as exc:
+            return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
+        except ModelError as exc:
+            log.info("request %d: the upstream failed: %s", number, scrub(str(exc)))
+            return _error(502, f"the upstream model failed: {scrub(str(exc))}", kind="upstream_error")
+        except Exception as exc:  # a model of the user's own may raise anything: the client hears it as a 502
+            raised = f"{type(exc).__name__}: {scrub(str(exc))}"
+            log.warning("request %d: the upstream model raised %s", number, raised)
+            log.debug("request %d: the upstream model raised", number, exc_info=True)
+            return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
+        said: dict[str, Any] = {
+            "id": f"chatcmpl-{secrets.token_hex(12)}",
+            "created": int(time.time()),
+            "model": chat.model,
+        }
+        if chat.stream:
+            return StreamingResponse(
+                _events(outcome, said, chat.include_usage),
+                media_type="text/event-stream",
+                headers=responses.headers(outcome),
+            )
+        return JSONResponse(responses.completion(outcome, **said), headers=responses.headers(outcome))
+
+    async def list_models(request: HttpRequest) -> Response:
+        if (denied := refused(request)) is not None:
+            return denied
+        return JSONResponse(responses.models(found.model.name))
+
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+
+
+async def _drive(talk: Any, model: Model) -> Outcome:
+    """Carry out an exchange: each request it asks, sent to the model (awaited, or on a thread for
+    a model with no async call), and its reply sent back."""
+    call: Callable[[Request], Any] = (
+        model.agenerate if isinstance(model, AsyncModel) else lambda r: asyncio.to_thread(model.generate, r)
+    )
+    try:
+        request = next(talk)
+        while True:
+            reply: Reply = await call(request)
+            request = talk.send(reply)
+    except StopIteration as end:
+        outcome: Outcome = end.value
+        return outcome
+
+
+async def _body(request: HttpRequest, most: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > most:
+        raise _TooLarge
+    received = bytearray()
+    async for piece in request.stream():
+        received += piece
+        if len(received) > most:
+            raise _TooLarge
+    return bytes(received)
+
+
+async def _events(outcome: Outcome, said: dict[str, Any], include_usage: bool) -> AsyncIterator[str]:
+    for chunk in responses.chunks(outcome, include_usage=include_usage, **said):
+        yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+    yield "data: [DONE]\n\n"
+
+
+def _error(
+    status: int, message: str, *, kind: str = "invalid_request_error", param: str | None = None, code: str | None = None
+) -> JSONResponse:
+    return JSONResponse(responses.error(message, kind=kind, param=param, code=code), status_code=status)
+
+
+async def _not_found(request: HttpRequest, exc: Exception) -> Response:
+    return _error(404, f"no such endpoint: {request.url.path} (this server has /v1/chat/completions and /v1/models)")
+
+
+async def _not_allowed(request: HttpRequest, exc: Exception) -> Response:
+    return _error(405, f"{request.method} is not allowed on {request.url.path}")

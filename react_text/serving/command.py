@@ -1,0 +1,153 @@
+"""`react-text serve`: the endpoint on a port, over the embedded model, a server's, or a script.
+
+    react-text serve                                               the embedded model, offline
+    react-text serve --base-url http://127.0.0.1:8080/v1 --model m an OpenAI-compatible server
+    react-text serve --base-url ... --model m --api completion     a completion-only endpoint
+    react-text serve --script replies.txt                          replies played in order
+
+Argument parsing and printing only: `add_parser(subparsers)` adds the command, `run(args)` runs it
+until Ctrl-C, printing the URL once it listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from react_text.core.errors import ConfigError, set_up
+from react_text.core.types import Model
+from react_text.evaluation import config, scripts
+from react_text.limits import Limits
+from react_text.prompting import Prompting
+
+__all__ = ["add_parser", "run"]
+
+_EXAMPLES = """examples:
+  react-text serve                                          (the embedded model; http://127.0.0.1:8000/v1)
+  react-text serve --base-url http://127.0.0.1:8080/v1 --model smollm2 --grammar   (a llama.cpp server)
+  react-text serve --script replies.txt --port 9000         (replies between lines of ---, one a request)
+  REACT_TEXT_API_KEY=secret react-text serve                (requests must send Authorization: Bearer secret)
+
+then, from any OpenAI client:
+  OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="-").chat.completions.create(model="m", messages=..., tools=...)
+"""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `serve` to the command line's subcommands."""
+    serve: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="an OpenAI-compatible endpoint with tool calling, for any text model",
+        description="Serve POST /v1/chat/completions (tools and tool_calls over the text protocol) and GET /v1/models.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8000, help="the port (default 8000; 0: any free port)")
+    serve.add_argument(
+        "--model",
+        default=os.environ.get("REACT_TEXT_MODEL"),
+        help="the model's name on --base-url's server, or a .gguf file (default: the embedded SmolLM2-135M-Instruct)",
+    )
+    serve.add_argument("--base-url", help="an OpenAI-compatible server to put the endpoint in front of")
+    serve.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
+    serve.add_argument("--script", metavar="FILE", help="play the replies of a trace or a text file, one a request")
+    serve.add_argument(
+        "--grammar",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain decoding to the protocol (default: on in-process, off on a server)",
+    )
+    serve.add_argument(
+        "--server", choices=["llama.cpp", "vllm", "sglang", "ollama", "openai"], help="what --base-url is"
+    )
+    serve.add_argument("--threads", type=_positive, help="threads of the in-process model")
+    serve.add_argument("--reply-tokens", type=_positive, help="the reply allowance when a request sets no max_tokens")
+    serve.add_argument("--context-tokens", type=_positive, help="the model's context window, when it cannot say")
+    serve.add_argument(
+        "--api-key",
+        default=os.environ.get("REACT_TEXT_API_KEY"),
+        help="a key every request must present (default: $REACT_TEXT_API_KEY; none: no key asked)",
+    )
+    serve.set_defaults(handler=run)
+    return serve
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; the URL is printed once the server listens."""
+    try:
+        import uvicorn
+    except ImportError:
+        from . import INSTALL
+
+        raise ConfigError(INSTALL) from None
+    from . import app
+
+    model = _model(args)
+    limits, prompting = _settled(model, args)
+    with set_up():
+        endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting)
+    server = uvicorn.Server(
+        uvicorn.Config(endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off")
+    )
+    try:
+        asyncio.run(_serve(server))
+    finally:
+        from react_text.backends.local import LocalModel
+
+        if isinstance(model, LocalModel):
+            model.close()
+    return 0 if server.started else 1
+
+
+async def _serve(server: Any) -> None:
+    task = asyncio.create_task(server.serve())
+    while not server.started and not task.done():
+        await asyncio.sleep(0.05)
+    if server.started:
+        host, port = server.servers[0].sockets[0].getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"react-text serve: listening on http://{shown}:{port}/v1", flush=True)
+    else:
+        print(f"react-text serve: could not listen on {server.config.host}:{server.config.port}", file=sys.stderr)
+    await task
+
+
+def _model(args: argparse.Namespace) -> Model:
+    if args.script:
+        if args.base_url or args.model or args.threads is not None:
+            raise ConfigError("--script plays replies instead of a model: leave --base-url, --model and --threads out")
+        return scripts.script(args.script).model(api=args.api, grammar=args.grammar)
+    return config.model(
+        args.model, base_url=args.base_url, api=args.api, grammar=args.grammar, threads=args.threads, server=args.server
+    )
+
+
+def _settled(model: Model, args: argparse.Namespace) -> tuple[Limits, Prompting]:
+    """The flags' limits and grammar choice, the rest as the model recommends."""
+    chosen = {
+        name: value
+        for name, value in (("reply_tokens", args.reply_tokens), ("context_tokens", args.context_tokens))
+        if value is not None
+    }
+    grammar = {"grammar": args.grammar} if args.grammar is not None and not args.script else {}
+    return config.settle(model, config.Choices(limits=chosen, prompting=grammar))
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, not {text}")
+    return int(text)
