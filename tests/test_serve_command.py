@@ -82,3 +82,18 @@ def test_the_embedded_model_behind_the_endpoint_writes_a_tool_call() -> None:
     assert call.function.name == "add" and made.choices[0].finish_reason == "tool_calls"
     assert set(arguments) == {"a", "b"} and all(type(v) is int for v in arguments.values())  # typed by the grammar
     assert made.usage is not None and made.usage.prompt_tokens > 100
+
+
+def test_app_stays_the_function_once_every_module_of_serving_is_imported() -> None:
+    """The full suite imports every module (test_imports.py); a submodule named `app` then took the
+    package's attribute `app`, and every later `app(upstream)` was "'module' object is not callable"."""
+    import importlib
+    import pkgutil
+
+    import react_text.serving as serving
+    from react_text import ScriptedModel
+
+    for module in pkgutil.iter_modules(serving.__path__):
+        importlib.import_module(f"react_text.serving.{module.name}")
+    assert serving.app is app and callable(serving.app)
+    assert callable(serving.app(ScriptedModel(["FINAL: x"])))

@@ -14,8 +14,9 @@ the `serve` extra: `pip install "react-text[serve]"`.
 By job, in the order data flows: `requests` (the body checked), `functions` (tool schemas as
 Tools and back), `transcript` (messages as the protocol writes them), `exchange` (asking and asking
 again, sans-IO), `replies` (a reply as tool calls or an answer), `responses` (OpenAI's JSON
-shapes), `app` (the Starlette app: the only I/O), `upstream` (the model and what is read of it
-once), `command` (`react-text serve`).
+shapes), `asgi` (the Starlette app: the only I/O; not `app.py`, whose import would put the module
+where the function `app` is), `upstream` (the model and what is read of it once), `command`
+(`react-text serve`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def app(
     the context window, the tries at an unreadable reply, the most tool calls of one reply);
     `max_body`: the largest request body in bytes (413 past it)."""
     try:
-        from .app import MAX_BODY, make_app
+        from .asgi import MAX_BODY, make_app
     except ImportError as exc:  # starlette is not installed
         raise ConfigError(INSTALL) from exc
     from .upstream import upstream as read_upstream
