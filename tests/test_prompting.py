@@ -52,6 +52,20 @@ KNOWN = {
     "examples/generic": {"tool", "call"},
     "serving/choice_named": {"tool"},
     "serving/wrong_tool": {"tool", "called"},
+    "serving/schema/missing": {"at"},
+    "serving/schema/type": {"at", "wants", "value"},
+    "serving/schema/minimum": {"at", "limit", "value"},
+    "serving/schema/maximum": {"at", "limit", "value"},
+    "serving/schema/exclusive_minimum": {"at", "limit", "value"},
+    "serving/schema/exclusive_maximum": {"at", "limit", "value"},
+    "serving/schema/min_length": {"at", "limit", "unit", "value"},
+    "serving/schema/max_length": {"at", "limit", "unit", "value"},
+    "serving/schema/pattern": {"at", "pattern", "value"},
+    "serving/schema/choice": {"at", "choices", "value"},
+    "serving/schema/min_items": {"at", "limit", "unit", "count"},
+    "serving/schema/max_items": {"at", "limit", "unit", "count"},
+    "serving/schema/unknown_key": {"at", "key", "known"},
+    "serving/schema/no_form": {"at", "value"},
 }
 
 

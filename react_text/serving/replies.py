@@ -19,6 +19,7 @@ text as content, saying why.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -30,7 +31,8 @@ from react_text.parser import guard, parse
 from react_text.parser.several import parse_several
 from react_text.tools import binding
 
-from .functions import Function, arguments_json
+from . import schemas
+from .functions import Function, arguments
 from .requests import Choice
 
 __all__ = ["Answer", "FinishReason", "How", "ToolCall", "read"]
@@ -132,7 +134,14 @@ def _bound(
         if isinstance(bound, binding.Refusal):
             problems.append(("bad_input", bound.message))
             continue
-        calls.append(ToolCall(call_id(len(calls)), chosen.name, arguments_json(chosen, bound)))
+        values = arguments(chosen, bound)
+        if broken := schemas.problems(values, chosen.schema):  # what binding does not see: nested, bounds
+            words = prompting.render(
+                "corrections/bad_input", tool=chosen.name, problem="; ".join(broken), form=chosen.tool.form
+            )
+            problems.append(("bad_input", words))
+            continue
+        calls.append(ToolCall(call_id(len(calls)), chosen.name, json.dumps(values, ensure_ascii=False)))
     return tuple(calls), problems
 
 
