@@ -94,3 +94,49 @@ def test_arguments_that_fit_go_out_as_written() -> None:
     made, _model = first_call([f"ACTION: book[{json.dumps(arguments)}]"], [BOOK])
     (call,) = made.choices[0].message.tool_calls
     assert json.loads(call.function.arguments) == arguments
+
+
+SCHOOL = function(
+    "enrol",
+    {"class": {"type": "string"}, "first-name": {"type": "string"}, "2nd": {"type": "integer"}},
+    ("class", "first-name"),
+    "Enrol a pupil.",
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "sent"),
+    [
+        ('{"class": "4B", "first-name": "Bo", "2nd": 7}', {"class": "4B", "first-name": "Bo", "2nd": 7}),
+        ('class="4B", first-name="Bo"', {"class": "4B", "first-name": "Bo"}),
+        ("first-name=Bo, class=4B", {"class": "4B", "first-name": "Bo"}),
+        ('"4B", "Bo", 7', {"class": "4B", "first-name": "Bo", "2nd": 7}),
+    ],
+)
+def test_property_names_that_are_not_identifiers_are_taken_as_the_schema_spells_them(
+    written: str, sent: dict[str, Any]
+) -> None:
+    made, model = first_call([f"ACTION: enrol[{written}]"], [SCHOOL])
+    (call,) = made.choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == sent
+    system = model.calls[0].prompt[0].content
+    assert "enrol[class, first-name, 2nd: int | null = null]" in system  # the tool list spells them so too
+
+
+def test_a_missing_property_is_named_as_the_schema_spells_it() -> None:
+    made, model = first_call(
+        ['ACTION: enrol[{"class": "4B"}]', 'ACTION: enrol[{"class": "4B", "first-name": "Bo"}]'], [SCHOOL]
+    )
+    assert json.loads(made.choices[0].message.tool_calls[0].function.arguments) == {"class": "4B", "first-name": "Bo"}
+    assert "first-name is missing" in model.calls[1].prompt[-1].content
+
+
+def test_the_grammar_lets_the_model_write_the_names_as_the_schema_spells_them() -> None:
+    model = ScriptedModel(['ACTION: enrol[{"class": "4B", "first-name": "Bo"}]'], accepts_grammar=True)
+    with serving(app(model)) as url:
+        openai.OpenAI(base_url=url, api_key="-", max_retries=0).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Enrol Bo."}], tools=[SCHOOL]
+        )
+    grammar = model.calls[0].grammar or ""
+    assert '"first-name" "="' in grammar and '"\\"first-name\\""' in grammar and '"\\"2nd\\""' in grammar
+    assert '"_2nd" "="' in grammar  # `2nd=` is not read as a name: the Python name is offered there
