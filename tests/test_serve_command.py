@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,24 @@ def test_serve_prints_its_url_once_listening_and_answers_there(tmp_path: Path) -
 def test_a_set_up_mistake_is_one_line(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
     (tmp_path / "s.txt").write_text("FINAL: 2\n", encoding="utf-8")
     assert said in set_up_error(cli("serve", *args, cwd=tmp_path))
+
+
+def test_a_port_in_use_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text("FINAL: 2\n", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        said = set_up_error(cli("serve", "--script", "s.txt", "--port", str(port), cwd=tmp_path))
+    assert said.startswith(f"react-text: cannot listen on 127.0.0.1:{port}: "), said
+    assert "in use" in said.casefold()
+
+
+def test_a_host_that_cannot_be_bound_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text("FINAL: 2\n", encoding="utf-8")
+    for host in ("203.0.113.7", "no-such-host.invalid"):  # not this machine's; not a name at all
+        said = set_up_error(cli("serve", "--script", "s.txt", "--host", host, "--port", "0", cwd=tmp_path))
+        assert said.startswith(f"react-text: cannot listen on {host}:0: "), said
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import sys
 from typing import Any
 
@@ -86,16 +87,21 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(INSTALL) from None
     from . import app
 
-    model = _model(args)
-    limits, prompting = _settled(model, args)
-    with set_up():
-        endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting)
-    server = uvicorn.Server(
-        uvicorn.Config(endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off")
-    )
+    listening = _bound(args.host, args.port)  # before the model loads: a busy port is said at once
+    model = None
     try:
-        asyncio.run(_serve(server))
+        model = _model(args)
+        limits, prompting = _settled(model, args)
+        with set_up():
+            endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off"
+            )
+        )
+        asyncio.run(_serve(server, listening))
     finally:
+        listening.close()
         from react_text.backends.local import LocalModel
 
         if isinstance(model, LocalModel):
@@ -103,8 +109,27 @@ def run(args: argparse.Namespace) -> int:
     return 0 if server.started else 1
 
 
-async def _serve(server: Any) -> None:
-    task = asyncio.create_task(server.serve())
+def _bound(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, or a ConfigError saying in one line why there is none (a port
+    in use, an address not this machine's, a name that does not resolve)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        made = socket.socket(family, kind, proto)
+        try:
+            made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: not past a listener
+            made.bind(address)
+        except OSError:
+            made.close()
+            raise
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return made
+
+
+async def _serve(server: Any, listening: socket.socket) -> None:
+    task = asyncio.create_task(server.serve(sockets=[listening]))
     while not server.started and not task.done():
         await asyncio.sleep(0.05)
     if server.started:
