@@ -11,7 +11,8 @@ The reply goes the loop's way: thinking split off (never parsed; it becomes `rea
 the guard's cut at a made-up observation, the tolerant parser (several actions when parallel
 tool calls are on), then the one binder against each tool's schema. What the loop would feed back
 as a correction (no directive, an unknown tool, an input the tool cannot take, an input never
-closed, and here also a reply that does not do what tool_choice asked) makes an `Answer` with
+closed, and here also a reply that does not do what tool_choice asked, or several actions when
+parallel tool calls are off) makes an `Answer` with
 `unread` set: the endpoint asks again with `correction`, and at the last try returns the reply's
 text as content, saying why.
 """
@@ -109,6 +110,12 @@ def read(reply: Reply, how: How, call_id: Callable[[int], str]) -> Answer:
         return unread("input_open", prompting.render("corrections/input_open"))
     if how.choice == "none":
         return unread("tool_call_refused", prompting.render("serving/wrong_action"))
+    if (
+        not how.parallel
+        and isinstance(parsed, Action)
+        and isinstance(parse_several(text, tools=names, most=1), Actions)
+    ):
+        return unread("several_actions", prompting.render("serving/one_action"))  # parallel_tool_calls: false
     calls, problems = _bound(actions, how, call_id)
     if problems:
         return unread(problems[0][0], "\n".join(words for _, words in problems))
