@@ -31,6 +31,7 @@ _EXAMPLES = """examples:
   react-text serve --base-url http://127.0.0.1:8080/v1 --model smollm2 --grammar   (a llama.cpp server)
   react-text serve --script replies.txt --port 9000         (replies between lines of ---, one a request)
   REACT_TEXT_API_KEY=secret react-text serve                (requests must send Authorization: Bearer secret)
+  react-text serve --script replies.txt --trace traces/     (one trace a request, read back by run --script)
 
 then, from any OpenAI client:
   OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="-").chat.completions.create(model="m", messages=..., tools=...)
@@ -73,6 +74,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=os.environ.get("REACT_TEXT_API_KEY"),
         help="a key every request must present (default: $REACT_TEXT_API_KEY; none: no key asked)",
     )
+    serve.add_argument(
+        "--trace", metavar="DIR", help="write one trace a request to DIR (made if need be), ending with the response"
+    )
     serve.set_defaults(handler=run)
     return serve
 
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         model = _model(args)
         limits, prompting = _settled(model, args)
         with set_up():
-            endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting)
+            endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting, trace=args.trace)
         server = uvicorn.Server(
             uvicorn.Config(
                 endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off"
