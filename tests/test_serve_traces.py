@@ -17,6 +17,7 @@ from cli_support import cli, set_up_error
 from serving_support import ADD, serving
 
 from react_text import Reply, ScriptedModel
+from react_text.core.errors import ConfigError
 from react_text.observers import trace
 from react_text.serving import app
 
@@ -118,3 +119,10 @@ def test_a_trace_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("", encoding="utf-8")
     said = set_up_error(cli("serve", "--script", "s.txt", "--port", "0", "--trace", "file/traces", cwd=tmp_path))
     assert said.startswith("react-text: cannot write traces to file/traces: "), said
+
+
+def test_a_response_event_is_checked_where_a_trace_is_read(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"event": "run_start", "task": "", "model": {}}\n{"event": "response", "status": "ok"}\n')
+    with pytest.raises(ConfigError, match=r"response\.status must be a whole number"):
+        list(trace.read(bad))

@@ -240,6 +240,10 @@ _EVENTS: dict[str, _Rule] = {
         }
     ),
     "grammar_ignored": _object({"said": (_TEXT, True), "reply": (_TEXT, False)}),
+    # A served request's last event (react-text serve --trace): what the client got.
+    "response": _object(
+        {"status": (_count, True), "stream": (_FLAG, False), "headers": (_type("an object", dict), False)}
+    ),
     "model_error": _object(
         {"error": (_TEXT, True), "type": (_or_null(_TEXT), False), "window": (_or_null(_count), False)}
     ),
