@@ -14,16 +14,11 @@ from _attack6_fake import serving
 
 from react_text.cli.main import main
 
-CREDENTIALS = pytest.mark.xfail(
-    strict=True, reason="attack6: run_start's server_said writes the --base-url's user and password into the trace"
-)
-
 
 def _trace_lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@CREDENTIALS
 @pytest.mark.parametrize("command", ["run", "eval"])
 def test_a_trace_holds_no_credentials_of_the_server_url(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
