@@ -77,9 +77,6 @@ def zap(name: str) -> str:
 '''
 
 
-@pytest.mark.xfail(
-    strict=True, reason="attack6: --yes is not part of the trace: its replay declines the risky calls it ran"
-)
 def test_a_run_approved_with_yes_replays_to_the_same_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # docs/guarantees.md:39 and docs/how-to/traces.md:44-46: a trace replays through run --script to
     # the same steps and answer, "no flag repeated"
