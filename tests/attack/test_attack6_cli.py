@@ -44,9 +44,6 @@ def test_a_trace_holds_no_credentials_of_the_server_url(
     assert "pa55word" not in trace.read_text(encoding="utf-8")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="attack6: eval --n --trace DIR names traces ID#k, and eval --script DIR --n finds no script"
-)
 def test_the_traces_of_a_group_replay_through_eval_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # docs/how-to/async-and-eval.md:57-58 (--trace traces/, then --script traces/: "replay them, each
     # task its own script") and :83 (DIR/ID.jsonl "written by eval --trace DIR"); --n is eval's own flag
