@@ -117,7 +117,7 @@ def _eval(args: argparse.Namespace) -> int:
     choices = choices_of(args)
     models: Any = None
     if args.script:  # the traces' settings and tools' sources, where the flags give none
-        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
+        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks}, n=args.n)
         choices = choices.over(recorded)
     root = Path(choices.root) if choices.root else Path(args.tasks).parent / "docs"
     if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from react_text.cli.choices import choices_of, model_recipe, refuse_unused
@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.script:
         script = scripts.script(args.script)
         choices = choices.over(script.choices)
+        args.yes = args.yes or _approved_by_yes(script.start)
         model = script.model(api=args.api, grammar=args.grammar)
         count_tokens = script.count_tokens()
         task = task if task is not None else script.task
@@ -105,7 +106,8 @@ def _run_with(
     paint = Paint.for_stream(sys.stdout)
     tracer = Tracer(args.trace) if args.trace else None
     if tracer:
-        tracer.start(task, config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp))
+        described = config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp)
+        tracer.start(task, {**described, "approve": "yes" if args.yes else "ask"})
     try:
         run = agent.iter_steps(task, observer=tracer.observer if tracer else None)
         for step in run:
@@ -124,6 +126,16 @@ def _run_with(
     else:
         print_end(result, sys.stdout, paint)
     return 0 if result.stop_reason == "final" else 1
+
+
+def _approved_by_yes(start: Mapping[str, Any]) -> bool:
+    """Whether the traced run approved its risky calls with --yes (its run_start's `approve`; a trace
+    written before it was recorded says nothing: ask, as then). Said on stderr, since the risky
+    tools of the replay then run without asking too."""
+    if start.get("approve") != "yes":
+        return False
+    print("risky tools run without asking: the traced run was approved with --yes", file=sys.stderr)
+    return True
 
 
 def _approver(assume_yes: bool) -> Callable[[Tool, Action], Approval]:

@@ -148,7 +148,7 @@ async def aevaluate(
                 model = servers[which]
                 busy[which] += 1
             else:
-                model = models(sample.task)  # type: ignore[operator]
+                model = model_for(models, sample)  # type: ignore[arg-type]
             try:
                 outcome, _, line = await run_sample(sample, model, settings, settings.traces)
                 if line is not None and settings.trajectories is not None:
@@ -184,6 +184,14 @@ class _Sample:
         from react_text.evaluation.scripts import trace_name
 
         return trace_name(f"{self.task.id}#{self.k}" if self.grouped else self.task.id)
+
+
+def model_for(models: ModelFor, sample: _Sample) -> Model:
+    """The model of one episode: `models(task)`, or `models.for_sample(task, k)` where the callable
+    tells a group's samples apart (`scripts.Played`: eval --script DIR --n K plays each sample's
+    own trace)."""
+    each = getattr(models, "for_sample", None)
+    return each(sample.task, sample.k) if callable(each) else models(sample.task)
 
 
 async def run_sample(
@@ -254,7 +262,8 @@ async def _traced(agent: Agent, sample: _Sample, options: Options, path: Path) -
     task = sample.task
     with Tracer(path) as tracer:
         sources = describe(agent, root=str(options.root), modules=options.modules, mcp=options.mcp)
-        tracer.start(task.task, {**sources, "task_id": task.id})
+        which = {"sample": sample.k} if sample.grouped else {}  # so eval --script DIR --n finds it again
+        tracer.start(task.task, {**sources, "task_id": task.id, **which})
         run = agent.aiter_steps(task.task, observer=tracer.observer, seed=sample.seed)
         async for step in run:
             tracer.step(step)

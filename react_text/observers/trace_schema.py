@@ -228,6 +228,8 @@ _EVENTS: dict[str, _Rule] = {
                 False,
             ),
             "task_id": (_TEXT, False),
+            "sample": (_count, False),  # which of a task's n episodes (eval --n), in a group only
+            "approve": (_one_of(("yes", "ask")), False),  # run's --yes, or not; older traces lack it
         }
     ),
     "request": _object({"max_tokens": (_count, False), "stop": (_list_of(_TEXT), False)}),
