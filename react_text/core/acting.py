@@ -19,7 +19,19 @@ from collections.abc import Generator, Sequence
 
 from react_text import prompting
 from react_text.core import protocol
-from react_text.core.commands import Approval, Approve, Command, Decided, Event, Invoke, InvokeAll, Ran, RanAll
+from react_text.core.commands import (
+    Approval,
+    Approve,
+    Command,
+    Decided,
+    Deny,
+    Edit,
+    Event,
+    Invoke,
+    InvokeAll,
+    Ran,
+    RanAll,
+)
 from react_text.core.repeats import Call, Streak
 from react_text.core.spec import EpisodeSpec
 from react_text.core.types import Action, Actions
@@ -75,9 +87,17 @@ class Actor:
             if self.spec.asks_approval:
                 decided = typing.cast("Decided", (yield Approve(chosen, action)))  # as checked
                 decision = decided.approval
-            if decision == "stop":
+            if isinstance(decision, Deny):  # a no with a reason (a decision made later, say)
+                return prompting.render(
+                    "corrections/denied", tool=chosen.name, input=action.input, reason=decision.reason
+                )
+            if isinstance(decision, Edit):  # a yes to the call with the approver's input
+                arguments = binding.bind(chosen, decision.input)
+                if isinstance(arguments, binding.Refusal):
+                    return arguments.message
+            elif decision == "stop":
                 return None
-            if not decision:
+            elif not decision:
                 return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
         limit = chosen.timeout if chosen.timeout is not None else self.limits.tool_seconds
         return Invoke(chosen, arguments, limit)
