@@ -27,10 +27,12 @@ from react_text.core.commands import (
     Command,
     Decided,
     Event,
+    Failed,
     Invoke,
     InvokeAll,
     Ran,
     RanAll,
+    Replied,
 )
 from react_text.core.episode import Episode
 from react_text.core.errors import ConfigError
@@ -41,7 +43,7 @@ from react_text.durable.journal import Journal, replay, unknown_outcome
 from react_text.durable.state import Pending, RunState, Status, settings_of
 from react_text.durable.store import FileStore, SQLiteStore, Store
 
-__all__ = ["Keeping", "StoreLike", "fresh", "opened", "resumed"]
+__all__ = ["Keeping", "StoreLike", "fresh", "opened", "replies_used", "resumed"]
 
 StoreLike = Store | str | os.PathLike[str]
 
@@ -57,6 +59,11 @@ def opened(where: StoreLike) -> Store:
     if path.suffix in (".db", ".sqlite", ".sqlite3"):
         return SQLiteStore(path)
     return FileStore.single(path)
+
+
+def replies_used(state: RunState) -> int:
+    """The model's replies (and failures) the run's log holds: a script resumed plays on from the next."""
+    return sum(isinstance(e, Replied | Failed) for e in state.log)
 
 
 def fresh(where: StoreLike, run_id: str | None, task: str, seed: int | None) -> Keeping:
@@ -164,7 +171,7 @@ class Keeping:
             now.steps,
             now.billed,
             now.transcript,
-            error=f"awaiting approval of {call(tool, written)} (run {self.run_id!r})",
+            error=f"awaiting approval of {call(tool, written)}",
             tool_calls=now.tool_calls,
         )
 
