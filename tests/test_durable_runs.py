@@ -347,3 +347,28 @@ def _timeless_log(state: RunState) -> list[object]:
         else e
         for e in state.log
     ]
+
+
+# --- eval: episodes kept in SQLite, picked up mid-episode -----------------------------------------------
+
+
+def test_an_eval_stopped_mid_episode_goes_on_from_its_kept_state(tmp_path: Path) -> None:
+    from react_text import evaluation
+    from react_text.evaluation import Options, Task
+
+    tasks = [Task("sum", ds.TASK, "10", tools=())]
+    options = Options(root=tmp_path, tools=(ds.add, ds.note, ds.put), states=tmp_path / "runs.db")
+
+    async def collect(models: Any) -> list[Any]:
+        return [o async for o in evaluation.aevaluate(tasks, models, options)]
+
+    crashing = ds.model([*ds.SCRIPT[:3], KeyboardInterrupt()])  # type: ignore[list-item]  # the process stops
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(collect(lambda task: crashing))
+    kept = SQLiteStore(tmp_path / "runs.db").load("sum#0")
+    assert kept.snapshot.step == 3 and kept.snapshot.status == "running" and ds.EFFECTS == ["note:5", "put:done"]
+    rest = ds.model(ds.SCRIPT[3:])
+    (outcome,) = asyncio.run(collect(lambda task: rest))
+    assert outcome.ok and outcome.answer == "10" and outcome.steps == 6
+    assert len(rest.calls) == 3 and ds.EFFECTS == ["note:5", "put:done"]  # no step taken again
+    assert SQLiteStore(tmp_path / "runs.db").load("sum#0").snapshot.status == "done"

@@ -118,3 +118,10 @@ def test_a_finished_run_resumed_prints_its_end_again(tmp_path: Path) -> None:
     assert again.returncode == first.returncode == 0
     assert again.stdout.splitlines()[-2:] == first.stdout.splitlines()[-2:]  # no step runs again
     assert effects(here) == ["wire:40"]
+
+
+def test_eval_state_is_refused_where_it_cannot_keep_its_promise(tmp_path: Path) -> None:
+    here = folder(tmp_path)
+    (here / "t.jsonl").write_text('{"id": "q", "task": "q", "answer": "2"}\n')
+    said = set_up_error(cli("eval", "t.jsonl", "--script", "replies.txt", "--state", "runs.db", cwd=here))
+    assert "--state" in said and "--script" in said
