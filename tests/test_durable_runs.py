@@ -372,3 +372,18 @@ def test_an_eval_stopped_mid_episode_goes_on_from_its_kept_state(tmp_path: Path)
     assert outcome.ok and outcome.answer == "10" and outcome.steps == 6
     assert len(rest.calls) == 3 and ds.EFFECTS == ["note:5", "put:done"]  # no step taken again
     assert SQLiteStore(tmp_path / "runs.db").load("sum#0").snapshot.status == "done"
+
+
+def test_an_edited_call_is_not_remembered_as_the_call_the_model_wrote(driver: str, tmp_path: Path) -> None:
+    @ds.tool(pure=True, risky=True)
+    def peek(name: str) -> str:
+        """Read a private record (pure, but asked first)."""
+        return f"record {name}"
+
+    replies = ["ACTION: peek[a]", "ACTION: peek[a]", "FINAL: done"]
+    path = tmp_path / "run.json"
+    first = Agent(ds.model(replies), tools=[peek], approve=later)
+    assert run(driver, first, ds.TASK, state=path).stop_reason == "awaiting_approval"
+    then = Agent(ds.model(replies[1:]), tools=[peek], approve=lambda t, a: True)
+    result = resume(driver, then, path, decision=Edit("b"))
+    assert [s.observation for s in result.steps[:2]] == ["record b", "record a"]  # peek[a] ran: not answered from b

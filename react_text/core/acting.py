@@ -59,6 +59,7 @@ class Actor:
         self.tool_calls = 0
         self.streak = Streak(self.limits.repeats)  # identical calls in a row (repeats.py)
         self.in_a_row: tuple[int, ...] = ()  # of the reply being acted on: each call's place in its run
+        self.edited: list[Invoke] = []  # calls an approver edited: not what the model wrote, so not remembered
 
     def act(self, action: Action, number: int) -> Generator[Command, Event, tuple[str, float] | None]:
         """Run the action, or say why not: the observation and the tool's time; None to stop the run."""
@@ -100,7 +101,10 @@ class Actor:
             elif not decision:
                 return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
         limit = chosen.timeout if chosen.timeout is not None else self.limits.tool_seconds
-        return Invoke(chosen, arguments, limit)
+        invoke = Invoke(chosen, arguments, limit)
+        if chosen.risky and isinstance(decision, Edit):
+            self.edited.append(invoke)
+        return invoke
 
     def _settle(self, invoke: Invoke, action: Action, ran: Ran, number: int) -> str:
         """What a call came to, as fed back; a success is remembered, to catch a repeat."""
@@ -108,7 +112,10 @@ class Actor:
         text = self.account.cut(ran.outcome.text)
         if not invoke.tool.pure:  # it may have changed what a pure tool reads: no earlier result stands
             self.done.clear()
-        if _remembered(invoke.tool) and ran.outcome.kind == "ok":  # an idempotent call stands until another
+        edited = any(invoke is e for e in self.edited)
+        if (
+            _remembered(invoke.tool) and ran.outcome.kind == "ok" and not edited
+        ):  # an idempotent call stands until another
             self.done[(invoke.tool.name, action.input)] = (number, text)
         return text
 
