@@ -35,6 +35,7 @@ KNOWN = {
     "corrections/tool_no_result": {"tool", "kind"},
     "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
+    "corrections/denied": {"tool", "input", "reason"},
     "corrections/outcome_unknown": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
