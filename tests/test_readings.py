@@ -1,0 +1,58 @@
+"""Every reading is what main's parser read before the fast paths of issue 34 (tests/data/readings.json),
+and the fast paths read as the full reading does on generated replies."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from react_text.parser import parse
+from react_text.parser.reading import parse_full
+from tests.readings import FIXTURE, digest, key, replies
+
+
+def test_every_reply_reads_as_it_read_before() -> None:
+    frozen = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    changed = []
+    for text, tools in replies():
+        if frozen[key(text, tools)] != digest(parse(text, tools=tools)):
+            changed.append((text, tools))
+    assert not changed, f"{len(changed)} replies read differently, the first: {changed[:3]!r}"
+    assert len(frozen) > 6000
+
+
+def test_the_fast_paths_read_as_the_full_reading_on_every_reply() -> None:
+    for text, tools in replies():
+        assert parse(text, tools=tools) == parse_full(text, tools=tools), (text, tools)
+
+
+_PIECES = st.sampled_from(
+    [*"abcXYZ 019.,?!-+*_'\"()/éü加:[]`\t\xa0<>{}#~\\|=\n", "Obs", "observation", "ACTION: ", "FINAL:", "```",
+     "Thought:", "**", "Action Input:", "Final Answer:", "<think>", "</think>", "code", "Answer:", "\n\n", "AI:",
+     "Observation:", "OBSERVATION: ", "Action: ", "lookup[", "add(", "[TOOL_CALLS]", "Code:", "<tool_call>"]
+)  # fmt: skip
+_LABELS = st.sampled_from(["THOUGHT: ", "Thought: ", "**Thought:** ", "thought: ", "", "Thought:", "THOUGHT:\t"])
+_CALLS = st.sampled_from(
+    ["ACTION: {t}[{v}]", "Action: {t}[{v}]", "**Action:** {t}[{v}]", "Action: {t}\nAction Input: {v}",
+     "FINAL: {v}", "Final Answer: {v}", "**Final Answer:** {v}", "Action: {t}\nAction Input: {v}\n"]
+)  # fmt: skip
+
+
+@given(
+    lead=st.sampled_from(["", "\n", " ", "<think>\nhm\n</think>\n", "<think></think>", "<think>x:[</think>\n\n"]),
+    label=_LABELS,
+    thought=st.lists(_PIECES, max_size=10).map("".join),
+    call=_CALLS,
+    tool=st.sampled_from(["lookup", "Lookup", "add", "Finish", "final_answer", "none", "web", "天气", "x.y", "_"]),
+    value=st.lists(_PIECES, max_size=10).map("".join),
+    tail=st.lists(_PIECES, max_size=6).map("".join),
+    tools=st.sampled_from([(), ("lookup",), ("lookup", "add"), ("LOOKUP",), ("look",), ("finish",)]),
+)
+@settings(max_examples=3000, deadline=None)
+def test_the_fast_paths_read_as_the_full_reading(
+    lead: str, label: str, thought: str, call: str, tool: str, value: str, tail: str, tools: tuple[str, ...]
+) -> None:
+    text = f"{lead}{label}{thought}\n{call.format(t=tool, v=value)}{tail}"
+    assert parse(text, tools=tools) == parse_full(text, tools=tools)
