@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from react_text.parser import parse
 from react_text.parser.reading import parse_full
-from tests.readings import FIXTURE, digest, key, replies
+from readings import FIXTURE, digest, key, replies
 
 
 def test_every_reply_reads_as_it_read_before() -> None:
