@@ -26,8 +26,8 @@ blob; LangChain: Action / Action Input), so on the mix they refuse some replies:
 
 from __future__ import annotations
 
-import json
 import contextlib
+import json
 import math
 import os
 import random

@@ -82,7 +82,7 @@ def replies() -> list[tuple[str, tuple[str, ...]]]:
                 found.append((case.text, case.tools))
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import parser_speed  # noqa: PLC0415
+        import parser_speed
     finally:
         sys.path.remove(str(ROOT / "bench"))
     for text in [*parser_speed.CANONICAL, *parser_speed.MIX]:

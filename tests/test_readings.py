@@ -7,10 +7,10 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from readings import FIXTURE, digest, key, replies
 
 from react_text.parser import parse
 from react_text.parser.reading import parse_full
-from readings import FIXTURE, digest, key, replies
 
 
 def test_every_reply_reads_as_it_read_before() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from react_text.parser import parse  # noqa: E402
-from tests.readings import FIXTURE, digest, key, replies  # noqa: E402
+from react_text.parser import parse
+from tests.readings import FIXTURE, digest, key, replies
 
 
 def main() -> None:
