@@ -27,36 +27,44 @@ from __future__ import annotations
 import re
 
 from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL, STOP_SEQUENCES, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
-from react_text.core.types import Action, Final
-from react_text.parser.common import Names
-from react_text.parser.fences import QUOTES
+from react_text.core.types import Action, Final, Parsed, ParseError
+from react_text.parser.blobs import json_directive
+from react_text.parser.common import Names, finishes
+from react_text.parser.fences import QUOTES, fenced_reply
 from react_text.parser.guard import SHORT
 from react_text.parser.tolerant import directive
 
 __all__ = ["read"]
 
 _THOUGHT, _ACTION, _FINAL = (re.escape(label) for label in (THOUGHT_LABEL, ACTION_LABEL, FINAL_LABEL))
-_VALUE = r"[^\n:：<\[\]`]*+"  # a thought or an answer: no label, tag, bracket or fence can be in it
-_INPUT = r"[^\[\]\n:：<`]*+"  # a bracketed input
-_CHATTER = r"(?P<chat>[^:：\[\]<>{}()`#~\r\n][^:：\[\]<>{}()`#~\r]*+)?"  # after a blank line below an answer
-# The canonical reply (the `re` module: faster than `regex` for this). Labels in capitals, up to 12
-# spaces or tabs before them (more, and a label is no line label: `protocol.DECOR`).
-_CANONICAL = re.compile(
-    rf"[ \t\n]*+(?<![ \t]{{13}})(?:{_THOUGHT}[ \t]*+(?P<thought>{_VALUE})\n[ \t\n]*+(?<![ \t]{{13}}))?"
-    rf"(?:{_ACTION}[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})\[(?P<input>{_INPUT})\]"
-    rf"|{_FINAL}[ \t]*+(?P<answer>{_VALUE}))(?P<rest>[ \t\n]*+){_CHATTER}\Z"
+# Whitespace that `str.strip` takes and a strip of spaces and tabs does not: never read fast.
+_WS = "\\x0b\\x0c\\r\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+_PLAIN = rf"\n:：<\[\]`{_WS}"  # no label, tag, bracket or fence can be in a value without these
+# A thought or an answer: it starts with no "*" or "_" (a label would take them as decoration).
+_VALUE = rf"[^*_ \t{_PLAIN}][^{_PLAIN}]*+"
+_INPUT = rf"[^{_PLAIN}]*+"  # a bracketed input
+_CHATTER = rf"(?P<chat>[^:：\[\]<>{{}}()`#~\n{_WS}][^:：\[\]<>{{}}()`#~{_WS}]*+)?"  # below an answer
+_FENCES = "`~ \t\n"  # what a reply in a fence may open with
+_EDGES = QUOTES + "*_"  # an input that starts with one of these is left to the full reading
+_LINE = r"(?<![ \t]{13})"  # at most 12 spaces or tabs before a label (more, and it is none: `protocol.DECOR`)
+_BOLD = r"(?<![ \t]{11})\*\*"  # and at most 10 before a bold one
+# The canonical reply, and the dialects models drift into most: title-case and bold labels at
+# their line starts, LangChain's `Action:` / `Action Input:` pair. One match (on `re`: faster than
+# `regex` for this); every repeat possessive or bounded.
+_REPLY = re.compile(
+    rf"[ \t\n]*+{_LINE}(?:(?:{_THOUGHT}|Thought:|{_BOLD}Thought:\*\*)[ \t]*+(?P<thought>{_VALUE})?\n[ \t\n]*+{_LINE})?"
+    rf"(?:(?:{_ACTION}|Action:|{_BOLD}Action:\*\*)[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})"
+    rf"(?:\[(?P<input>{_INPUT})\]|[ \t]*+\nAction Input:[ \t]*+(?P<value>[^*_ \t{{{_PLAIN}][^{{{_PLAIN}]*+)?)"
+    rf"|(?:{_FINAL}|Final Answer:|{_BOLD}Final Answer:\*\*)[ \t]*+(?P<answer>{_VALUE}))"
+    rf"(?P<rest>[ \t\n]*+){_CHATTER}\Z"
 )
-# The dialects models drift into most: title-case and bold labels at the very start of their lines,
-# LangChain's `Action:` / `Action Input:` pair.
-_DIALECT = re.compile(
-    rf"\n*+(?:(?:{_THOUGHT}|Thought:|\*\*Thought:\*\*)[ \t]*+(?P<thought>{_VALUE})\n++)?"
-    rf"(?:(?:{_ACTION}|Action:|\*\*Action:\*\*)[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})"
-    rf"(?:\[(?P<input>{_INPUT})\]|[ \t]*+\nAction Input:[ \t]*+(?P<value>[^\n:：<\[\]`{{]*+))"
-    rf"|(?:{_FINAL}|Final Answer:|\*\*Final Answer:\*\*)[ \t]*+(?P<answer>{_VALUE}))(?P<rest>[ \t\n]*+){_CHATTER}\Z"
-)
+# A JSON blob read fast: no line opens with anything but JSON's punctuation, and no colon follows
+# anything but a string (so no label, call or code action of any family is in it).
+_BLOB_LINE = re.compile(r'(?:\A|\n)[ \t]*+[^ \t\n"{}\]]')
+_LABEL_COLON = re.compile(r'[^" \t\n][ \t]*+[:：]')
 
 
-def read(text: str, names: Names | None, *, cut: bool = True) -> Action | Final | None:
+def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
     """The reading of a reply of a common shape, or None for any other (the full reading reads it).
 
     `cut`: as `reading.parse` (False for a reply the guard has cut: no made-up observation is read
@@ -68,70 +76,72 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Action | Final 
         if close == -1 or text.find(THINK_OPEN, close) != -1:
             return None
         return _read(text[close + len(THINK_CLOSE) :], names, cut)
+    if text[:1] in _FENCES and (body := fenced_reply(text)) is not None:  # a fence around the whole reply
+        start, end = body
+        parsed = _read(text[start:end], names, cut)
+        if parsed is None or isinstance(parsed, ParseError):
+            return parsed
+        # The closing fence belongs to the directive's reply, unless words came after the directive.
+        return with_discarded(parsed, text[end - len(parsed.discarded) :] if parsed.discarded.strip() else "")
     return _read(text, names, cut)
 
 
-def _read(text: str, names: Names | None, cut: bool) -> Action | Final | None:
-    m = _CANONICAL.match(text) or _DIALECT.match(text)
-    if m is not None:
-        return _reading(text, m, names)
-    # A made-up observation: the guard cuts at its line, and the reading is that of what is before it.
-    if not cut:
-        return None
-    at = min((at for at in (text.find(stop) for stop in STOP_SEQUENCES) if at != -1), default=-1)
-    if at == -1 or "think>" in text:
-        return None
-    head = text[: at + 1]
-    m = _CANONICAL.match(head) or _DIALECT.match(head)
-    if m is None:
-        return None
-    parsed = _reading(head, m, names)
-    if parsed is None:
-        return None
-    discarded = text[len(head) - len(parsed.discarded) :]
+def with_discarded(parsed: Action | Final, discarded: str) -> Action | Final:
+    """`parsed` with another `discarded`."""
     if isinstance(parsed, Final):
         return Final(parsed.answer, parsed.thought, discarded)
     return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
-def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final | None:
-    thought = _plain(m.group("thought") or "")
-    if thought is None:
+def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
+    m = _REPLY.match(text)
+    if m is not None:
+        return _reading(text, m, names)
+    if "{" in text and "<" not in text and "\r" not in text and "[TOOL_CALLS]" not in text:
+        if _BLOB_LINE.search(text) is None and _LABEL_COLON.search(text) is None:
+            return json_directive(text, "", names, thinking=False)
         return None
-    chat = m.group("chat")
-    if (raw := m.group("answer")) is not None:
-        answer = _plain(raw)
-        if not answer or answer[-1] in QUOTES:
+    if not cut:
+        return None
+    # A made-up observation: the guard cuts at its line, and the reading is that of what is before it.
+    at = min((at for at in (text.find(stop) for stop in STOP_SEQUENCES) if at != -1), default=-1)
+    if at == -1 or "think>" in text:
+        return None
+    head = text[: at + 1]
+    m = _REPLY.match(head)
+    if m is None:
+        return None
+    parsed = _reading(head, m, names)
+    if parsed is None:
+        return None
+    return with_discarded(parsed, text[len(head) - len(parsed.discarded) :])
+
+
+def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final | None:
+    thought, tool, raw_input, raw_value, raw_answer, rest, chat = m.groups()
+    thought = thought.rstrip(" \t") if thought is not None else ""
+    if raw_answer is not None:
+        answer = raw_answer.rstrip(" \t")
+        if answer[-1] in QUOTES:
             return None
         # Chatter: the answer ends at the blank line, and what follows is discarded.
-        if chat is not None and (
-            answer[0] in QUOTES or not m.group("rest").startswith("\n\n") or "obs" in chat.lower()
-        ):
+        if chat is not None and (answer[0] in QUOTES or not rest.startswith("\n\n") or "obs" in chat.lower()):
             return None
-        return Final(answer, thought, text[m.start("answer") + len(raw.rstrip(" \t")) :])
+        return Final(answer, thought, text[m.start("answer") + len(answer) :])
     if chat is not None:
         return None
-    tool = m.group("tool")
     if names is not None:  # the registered name the full reading finds there, and only that
         found = names.at(text, m.start("tool"))
         if found is None or found[1] != m.end("tool"):
             return None
         tool = found[0]
-    if (raw := m.group("input")) is not None:
-        value = _plain(raw)
-        if value is None or value[:1] in QUOTES or value[-1:] in QUOTES:
+    if raw_input is not None:
+        value = raw_input.strip(" \t")
+        if value[:1] in _EDGES or value[-1:] in QUOTES:
             return None
-        return directive(tool, value, thought, m.group("rest"), True, names)
-    value = _plain(m.group("value"))  # `Action Input:` up to the end of its line
-    if value is None:
-        return None
-    stop = m.start("value") + len(value)
-    discarded = text[stop:]
+        if finishes(tool, names):
+            return directive(tool, value, thought, rest, True, names)
+        return Action(tool, value, thought, rest, True)
+    value = raw_value.rstrip(" \t") if raw_value is not None else ""  # `Action Input:` up to its line end
+    discarded = text[m.start("value") + len(value) if raw_value is not None else m.start("rest") :]
     return directive(tool, value, thought, discarded, "\n" in discarded, names)
-
-
-def _plain(raw: str) -> str | None:
-    """`raw` without its spaces and tabs around, or None when the full reading could differ (other
-    whitespace around it; a leading "*" or "_" that a label may take as decoration)."""
-    value = raw.strip(" \t")
-    return value if value == value.strip() and value[:1] not in ("*", "_") else None

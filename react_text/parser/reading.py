@@ -8,7 +8,6 @@ written.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection
 
 from react_text.core.protocol import THINK_CLOSE, THINK_OPEN
@@ -16,6 +15,7 @@ from react_text.core.types import Action, Final, Parsed, ParseError
 from react_text.parser import guard
 from react_text.parser.common import Names, error, tool_names
 from react_text.parser.fast import read as read_fast
+from react_text.parser.fast import with_discarded
 from react_text.parser.fences import fenced_reply
 from react_text.parser.strict import read_strict
 from react_text.parser.tolerant import read_tolerant
@@ -28,32 +28,40 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
 
     `tools`: the registered tool names, matched wherever a name is expected.
     """
-    return _read(text, strict, tools, cut=True)
+    names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if not strict and (quick := read_fast(text, names)) is not None:  # a reply of a common shape
+        return quick
+    return _read(text, strict, names, cut=True, fast=False)
 
 
 def parse_full(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
     """`parse` without the fast paths: what they are tested against (tests/test_readings.py)."""
-    return _read(text, strict, tools, cut=True, fast=False)
+    names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    return _read(text, strict, names, cut=True, fast=False, crlf_fast=False)
 
 
 def parse_cut(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
     """`parse` for a reply the guard has cut already (`guard.cut(reply).kept`): the engine cuts
     each reply once, keeps what it cut, and reads the rest here. It reads as `parse` does (the
     guard's cut is idempotent), without cutting again."""
-    return _read(text, strict, tools, cut=False)
-
-
-def _read(text: str, strict: bool, tools: Collection[str], *, cut: bool, fast: bool = True) -> Parsed:
     names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if not strict and (quick := read_fast(text, names, cut=False)) is not None:
+        return quick
+    return _read(text, strict, names, cut=False, fast=False)
+
+
+def _read(text: str, strict: bool, names: Names | None, *, cut: bool, fast: bool, crlf_fast: bool = True) -> Parsed:
+    """`fast`: whether the fast paths are tried on `text` (not when tried already); `crlf_fast`:
+    on the text with its CRLF line ends made LF."""
     if "\r\n" in text and text.count("\n") == text.count("\r\n"):
         # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
         # `discarded` stays the reply's own text. Mixed line ends are read as they are.
-        parsed = _parse(text.replace("\r\n", "\n"), strict, names, cut=cut, fast=fast)
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names, cut=cut, fast=crlf_fast)
         if isinstance(parsed, ParseError) or not parsed.discarded:
             return parsed
         # Every "\n" of the discarded suffix was a "\r\n": the suffix as written is that much longer.
         written = len(parsed.discarded) + parsed.discarded.count("\n")
-        return dataclasses.replace(parsed, discarded=text[len(text) - written :])
+        return with_discarded(parsed, text[len(text) - written :])
     return _parse(text, strict, names, cut=cut, fast=fast)
 
 
@@ -69,8 +77,7 @@ def _parse(
         if isinstance(parsed, ParseError):
             return parsed
         # The closing fence belongs to the directive's reply, unless words came after the directive.
-        rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
-        return dataclasses.replace(parsed, discarded=rest)
+        return with_discarded(parsed, text[end - len(parsed.discarded) :] if parsed.discarded.strip() else "")
     readable, pieces = _readable(text, cut=cut)
     if not readable.strip():
         return error("empty")
