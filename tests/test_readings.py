@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from readings import FIXTURE, digest, key, replies
 
+from react_text.core.types import Action, Final
 from react_text.parser import parse
 from react_text.parser.reading import parse_full
 
@@ -21,6 +22,16 @@ def test_every_reply_reads_as_it_read_before() -> None:
             changed.append((text, tools))
     assert not changed, f"{len(changed)} replies read differently, the first: {changed[:3]!r}"
     assert len(frozen) > 6000
+
+
+def test_the_fast_paths_make_readings_as_their_classes_do() -> None:
+    # fast.py sets the fields of Action and Final without their __init__: nothing else may run there.
+    assert not hasattr(Action, "__post_init__")
+    assert not hasattr(Final, "__post_init__")
+    quick = parse("THOUGHT: x\nACTION: lookup[y]")
+    assert quick == Action("lookup", "y", "x")
+    assert hash(quick) == hash(Action("lookup", "y", "x"))
+    assert parse("FINAL: 3") == Final("3")
 
 
 def test_the_fast_paths_read_as_the_full_reading_on_every_reply() -> None:

@@ -89,8 +89,8 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
 def with_discarded(parsed: Action | Final, discarded: str) -> Action | Final:
     """`parsed` with another `discarded`."""
     if isinstance(parsed, Final):
-        return Final(parsed.answer, parsed.thought, discarded)
-    return Action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
+        return _final(parsed.answer, parsed.thought, discarded)
+    return _action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
 def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
@@ -107,17 +107,13 @@ def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
     at = min((at for at in (text.find(stop) for stop in STOP_SEQUENCES) if at != -1), default=-1)
     if at == -1 or "think>" in text:
         return None
-    head = text[: at + 1]
-    m = _REPLY.match(head)
-    if m is None:
-        return None
-    parsed = _reading(head, m, names)
-    if parsed is None:
-        return None
-    return with_discarded(parsed, text[len(head) - len(parsed.discarded) :])
+    m = _REPLY.match(text, 0, at + 1)
+    return _reading(text, m, names) if m is not None else None
 
 
 def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final | None:
+    """The reading of what `m` matched, from the start of `text` (up to a made-up observation, or
+    all of it): `discarded` runs to the end of `text`."""
     thought, tool, raw_input, raw_value, raw_answer, rest, chat = m.groups()
     thought = thought.rstrip(" \t") if thought is not None else ""
     if raw_answer is not None:
@@ -127,7 +123,7 @@ def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final
         # Chatter: the answer ends at the blank line, and what follows is discarded.
         if chat is not None and (answer[0] in QUOTES or not rest.startswith("\n\n") or "obs" in chat.lower()):
             return None
-        return Final(answer, thought, text[m.start("answer") + len(answer) :])
+        return _final(answer, thought, text[m.start("answer") + len(answer) :])
     if chat is not None:
         return None
     if names is not None:  # the registered name the full reading finds there, and only that
@@ -140,8 +136,41 @@ def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final
         if value[:1] in _EDGES or value[-1:] in QUOTES:
             return None
         if finishes(tool, names):
-            return directive(tool, value, thought, rest, True, names)
-        return Action(tool, value, thought, rest, True)
+            return directive(tool, value, thought, text[m.start("rest") :], True, names)
+        return _action(tool, value, thought, text[m.start("rest") :], True)
     value = raw_value.rstrip(" \t") if raw_value is not None else ""  # `Action Input:` up to its line end
-    discarded = text[m.start("value") + len(value) if raw_value is not None else m.start("rest") :]
-    return directive(tool, value, thought, discarded, "\n" in discarded, names)
+    stop = m.start("value") + len(value) if raw_value is not None else m.start("rest")
+    closed = text.find("\n", stop, m.end()) != -1
+    if finishes(tool, names):
+        return directive(tool, value, thought, text[stop:], closed, names)
+    return _action(tool, value, thought, text[stop:], closed)
+
+
+# Action and Final made without their dataclass __init__ (which sets each field through
+# object.__setattr__, being frozen): the same values, in half the time. They have no __post_init__
+# to skip (tests/test_readings.py checks it).
+_SET_TOOL, _SET_INPUT, _SET_THOUGHT, _SET_DISCARDED, _SET_CLOSED = (
+    vars(Action)[name].__set__ for name in ("tool", "input", "thought", "discarded", "closed")
+)
+_SET_ANSWER, _SET_FINAL_THOUGHT, _SET_FINAL_DISCARDED = (
+    vars(Final)[name].__set__ for name in ("answer", "thought", "discarded")
+)
+_new = object.__new__
+
+
+def _action(tool: str, value: str, thought: str, discarded: str, closed: bool) -> Action:
+    made = _new(Action)
+    _SET_TOOL(made, tool)
+    _SET_INPUT(made, value)
+    _SET_THOUGHT(made, thought)
+    _SET_DISCARDED(made, discarded)
+    _SET_CLOSED(made, closed)
+    return made
+
+
+def _final(answer: str, thought: str, discarded: str) -> Final:
+    made = _new(Final)
+    _SET_ANSWER(made, answer)
+    _SET_FINAL_THOUGHT(made, thought)
+    _SET_FINAL_DISCARDED(made, discarded)
+    return made
