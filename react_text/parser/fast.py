@@ -45,6 +45,7 @@ _VALUE = rf"[^*_ \t{_PLAIN}][^{_PLAIN}]*+"
 _INPUT = rf"[^{_PLAIN}]*+"  # a bracketed input
 _CHATTER = rf"(?P<chat>[^:：\[\]<>{{}}()`#~\n{_WS}][^:：\[\]<>{{}}()`#~{_WS}]*+)?"  # below an answer
 _FENCES = "`~ \t\n"  # what a reply in a fence may open with
+_FINISH_INITIALS = "fFaA"  # of the names `common.finishes` knows (the tool's first letter is ASCII)
 _EDGES = QUOTES + "*_"  # an input that starts with one of these is left to the full reading
 _LINE = r"(?<![ \t]{13})"  # at most 12 spaces or tabs before a label (more, and it is none: `protocol.DECOR`)
 _BOLD = r"(?<![ \t]{11})\*\*"  # and at most 10 before a bold one
@@ -71,6 +72,9 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
     as one then, as the full reading reads none)."""
     if len(text) > SHORT:  # a longer reply takes the full reading: a match never costs more than a scan
         return None
+    m = _REPLY.match(text)
+    if m is not None:
+        return _reading(text, m, names)
     if text.startswith(THINK_OPEN):  # one think block in front: the reply is what follows it
         close = text.find(THINK_CLOSE)
         if close == -1 or text.find(THINK_OPEN, close) != -1:
@@ -83,7 +87,7 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
             return parsed
         # The closing fence belongs to the directive's reply, unless words came after the directive.
         return with_discarded(parsed, text[end - len(parsed.discarded) :] if parsed.discarded.strip() else "")
-    return _read(text, names, cut)
+    return _others(text, names, cut)
 
 
 def with_discarded(parsed: Action | Final, discarded: str) -> Action | Final:
@@ -95,20 +99,27 @@ def with_discarded(parsed: Action | Final, discarded: str) -> Action | Final:
 
 def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
     m = _REPLY.match(text)
-    if m is not None:
-        return _reading(text, m, names)
+    return _reading(text, m, names) if m is not None else _others(text, names, cut)
+
+
+def _others(text: str, names: Names | None, cut: bool) -> Parsed | None:
+    """A JSON blob, or a reply of a common shape followed by a made-up observation."""
     if "{" in text and "<" not in text and "\r" not in text and "[TOOL_CALLS]" not in text:
         if _BLOB_LINE.search(text) is None and _LABEL_COLON.search(text) is None:
             return json_directive(text, "", names, thinking=False)
         return None
     if not cut:
         return None
-    # A made-up observation: the guard cuts at its line, and the reading is that of what is before it.
+    # The guard cuts at the observation's line, and the reading is that of what is before it.
     at = min((at for at in (text.find(stop) for stop in STOP_SEQUENCES) if at != -1), default=-1)
     if at == -1 or "think>" in text:
         return None
     m = _REPLY.match(text, 0, at + 1)
     return _reading(text, m, names) if m is not None else None
+
+
+# The groups of _REPLY, by number (faster than by name).
+_THOUGHT_G, _TOOL_G, _INPUT_G, _VALUE_G, _ANSWER_G, _REST_G, _CHAT_G = range(1, 8)
 
 
 def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final | None:
@@ -123,25 +134,25 @@ def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final
         # Chatter: the answer ends at the blank line, and what follows is discarded.
         if chat is not None and (answer[0] in QUOTES or not rest.startswith("\n\n") or "obs" in chat.lower()):
             return None
-        return _final(answer, thought, text[m.start("answer") + len(answer) :])
+        return _final(answer, thought, text[m.start(_ANSWER_G) + len(answer) :])
     if chat is not None:
         return None
     if names is not None:  # the registered name the full reading finds there, and only that
-        found = names.at(text, m.start("tool"))
-        if found is None or found[1] != m.end("tool"):
+        found = names.at(text, m.start(_TOOL_G))
+        if found is None or found[1] != m.end(_TOOL_G):
             return None
         tool = found[0]
     if raw_input is not None:
         value = raw_input.strip(" \t")
         if value[:1] in _EDGES or value[-1:] in QUOTES:
             return None
-        if finishes(tool, names):
-            return directive(tool, value, thought, text[m.start("rest") :], True, names)
-        return _action(tool, value, thought, text[m.start("rest") :], True)
-    value = raw_value.rstrip(" \t") if raw_value is not None else ""  # `Action Input:` up to its line end
-    stop = m.start("value") + len(value) if raw_value is not None else m.start("rest")
-    closed = text.find("\n", stop, m.end()) != -1
-    if finishes(tool, names):
+        stop = m.start(_REST_G)
+        closed = True
+    else:  # `Action Input:` up to the end of its line
+        value = raw_value.rstrip(" \t") if raw_value is not None else ""
+        stop = m.start(_VALUE_G) + len(value) if raw_value is not None else m.start(_REST_G)
+        closed = text.find("\n", stop, m.end()) != -1
+    if tool[0] in _FINISH_INITIALS and finishes(tool, names):  # `Finish[x]`, `final_answer[x]`: the answer
         return directive(tool, value, thought, text[stop:], closed, names)
     return _action(tool, value, thought, text[stop:], closed)
 
