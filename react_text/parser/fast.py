@@ -29,7 +29,7 @@ import re
 from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL, STOP_SEQUENCES, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
 from react_text.core.types import Action, Final, Parsed, ParseError
 from react_text.parser.blobs import json_directive
-from react_text.parser.common import Names, finishes
+from react_text.parser.common import Names, finishes, made_action, made_final
 from react_text.parser.fences import QUOTES, fenced_reply
 from react_text.parser.guard import SHORT
 from react_text.parser.tolerant import directive
@@ -47,6 +47,9 @@ _CHATTER = rf"(?P<chat>[^:：\[\]<>{{}}()`#~\n{_WS}][^:：\[\]<>{{}}()`#~{_WS}]*
 _FENCES = "`~ \t\n"  # what a reply in a fence may open with
 _FINISH_INITIALS = "fFaA"  # of the names `common.finishes` knows (the tool's first letter is ASCII)
 _EDGES = QUOTES + "*_"  # an input that starts with one of these is left to the full reading
+# A made-up observation at a line start (where the stop sequences are): the guard cuts there, and
+# the reading is that of what comes before it.
+_MADE_UP = rf"(?:(?<=\n)(?={'|'.join(re.escape(stop[1:]) for stop in STOP_SEQUENCES)})(?P<tail>[\s\S]*+))?"
 _LINE = r"(?<![ \t]{13})"  # at most 12 spaces or tabs before a label (more, and it is none: `protocol.DECOR`)
 _BOLD = r"(?<![ \t]{11})\*\*"  # and at most 10 before a bold one
 # The canonical reply, and the dialects models drift into most: title-case and bold labels at
@@ -57,12 +60,11 @@ _REPLY = re.compile(
     rf"(?:(?:{_ACTION}|Action:|{_BOLD}Action:\*\*)[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})"
     rf"(?:\[(?P<input>{_INPUT})\]|[ \t]*+\nAction Input:[ \t]*+(?P<value>[^*_ \t{{{_PLAIN}][^{{{_PLAIN}]*+)?)"
     rf"|(?:{_FINAL}|Final Answer:|{_BOLD}Final Answer:\*\*)[ \t]*+(?P<answer>{_VALUE}))"
-    rf"(?P<rest>[ \t\n]*+){_CHATTER}\Z"
+    rf"(?P<rest>[ \t\n]*+){_CHATTER}{_MADE_UP}\Z"
 )
 # A JSON blob read fast: no line opens with anything but JSON's punctuation, and no colon follows
 # anything but a string (so no label, call or code action of any family is in it).
-_BLOB_LINE = re.compile(r'(?:\A|\n)[ \t]*+[^ \t\n"{}\]]')
-_LABEL_COLON = re.compile(r'[^" \t\n][ \t]*+[:：]')
+_NOT_BLOB = re.compile(r'(?:\A|\n)[ \t]*+[^ \t\n"{}\]]|[^" \t\n][ \t]*+[:：]')
 
 
 def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
@@ -74,7 +76,7 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
         return None
     m = _REPLY.match(text)
     if m is not None:
-        return _reading(text, m, names)
+        return _reading(text, m, names, cut)
     if text.startswith(THINK_OPEN):  # one think block in front: the reply is what follows it
         close = text.find(THINK_CLOSE)
         if close == -1 or text.find(THINK_OPEN, close) != -1:
@@ -87,45 +89,42 @@ def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
             return parsed
         # The closing fence belongs to the directive's reply, unless words came after the directive.
         return with_discarded(parsed, text[end - len(parsed.discarded) :] if parsed.discarded.strip() else "")
-    return _others(text, names, cut)
+    return _others(text, names)
 
 
 def with_discarded(parsed: Action | Final, discarded: str) -> Action | Final:
     """`parsed` with another `discarded`."""
+    if discarded == parsed.discarded:
+        return parsed
     if isinstance(parsed, Final):
-        return _final(parsed.answer, parsed.thought, discarded)
-    return _action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
+        return made_final(parsed.answer, parsed.thought, discarded)
+    return made_action(parsed.tool, parsed.input, parsed.thought, discarded, parsed.closed)
 
 
 def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
     m = _REPLY.match(text)
-    return _reading(text, m, names) if m is not None else _others(text, names, cut)
+    return _reading(text, m, names, cut) if m is not None else _others(text, names)
 
 
-def _others(text: str, names: Names | None, cut: bool) -> Parsed | None:
-    """A JSON blob, or a reply of a common shape followed by a made-up observation."""
+def _others(text: str, names: Names | None) -> Parsed | None:
+    """A JSON blob."""
     if "{" in text and "<" not in text and "\r" not in text and "[TOOL_CALLS]" not in text:
-        if _BLOB_LINE.search(text) is None and _LABEL_COLON.search(text) is None:
+        if _NOT_BLOB.search(text) is None:
             return json_directive(text, "", names, thinking=False)
         return None
-    if not cut:
-        return None
-    # The guard cuts at the observation's line, and the reading is that of what is before it.
-    at = min((at for at in (text.find(stop) for stop in STOP_SEQUENCES) if at != -1), default=-1)
-    if at == -1 or "think>" in text:
-        return None
-    m = _REPLY.match(text, 0, at + 1)
-    return _reading(text, m, names) if m is not None else None
+    return None
 
 
 # The groups of _REPLY, by number (faster than by name).
-_THOUGHT_G, _TOOL_G, _INPUT_G, _VALUE_G, _ANSWER_G, _REST_G, _CHAT_G = range(1, 8)
+_THOUGHT_G, _TOOL_G, _INPUT_G, _VALUE_G, _ANSWER_G, _REST_G, _CHAT_G, _TAIL_G = range(1, 9)
 
 
-def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final | None:
+def _reading(text: str, m: re.Match[str], names: Names | None, cut: bool) -> Action | Final | None:
     """The reading of what `m` matched, from the start of `text` (up to a made-up observation, or
     all of it): `discarded` runs to the end of `text`."""
-    thought, tool, raw_input, raw_value, raw_answer, rest, chat = m.groups()
+    thought, tool, raw_input, raw_value, raw_answer, rest, chat, tail = m.groups()
+    if tail is not None and (not cut or "think>" in tail):  # the guard would not cut, or see a think block
+        return None
     thought = thought.rstrip(" \t") if thought is not None else ""
     if raw_answer is not None:
         answer = raw_answer.rstrip(" \t")
@@ -134,7 +133,7 @@ def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final
         # Chatter: the answer ends at the blank line, and what follows is discarded.
         if chat is not None and (answer[0] in QUOTES or not rest.startswith("\n\n") or "obs" in chat.lower()):
             return None
-        return _final(answer, thought, text[m.start(_ANSWER_G) + len(answer) :])
+        return made_final(answer, thought, text[m.start(_ANSWER_G) + len(answer) :])
     if chat is not None:
         return None
     if names is not None:  # the registered name the full reading finds there, and only that
@@ -151,37 +150,7 @@ def _reading(text: str, m: re.Match[str], names: Names | None) -> Action | Final
     else:  # `Action Input:` up to the end of its line
         value = raw_value.rstrip(" \t") if raw_value is not None else ""
         stop = m.start(_VALUE_G) + len(value) if raw_value is not None else m.start(_REST_G)
-        closed = text.find("\n", stop, m.end()) != -1
+        closed = text.find("\n", stop, m.end(_REST_G)) != -1
     if tool[0] in _FINISH_INITIALS and finishes(tool, names):  # `Finish[x]`, `final_answer[x]`: the answer
         return directive(tool, value, thought, text[stop:], closed, names)
-    return _action(tool, value, thought, text[stop:], closed)
-
-
-# Action and Final made without their dataclass __init__ (which sets each field through
-# object.__setattr__, being frozen): the same values, in half the time. They have no __post_init__
-# to skip (tests/test_readings.py checks it).
-_SET_TOOL, _SET_INPUT, _SET_THOUGHT, _SET_DISCARDED, _SET_CLOSED = (
-    vars(Action)[name].__set__ for name in ("tool", "input", "thought", "discarded", "closed")
-)
-_SET_ANSWER, _SET_FINAL_THOUGHT, _SET_FINAL_DISCARDED = (
-    vars(Final)[name].__set__ for name in ("answer", "thought", "discarded")
-)
-_new = object.__new__
-
-
-def _action(tool: str, value: str, thought: str, discarded: str, closed: bool) -> Action:
-    made = _new(Action)
-    _SET_TOOL(made, tool)
-    _SET_INPUT(made, value)
-    _SET_THOUGHT(made, thought)
-    _SET_DISCARDED(made, discarded)
-    _SET_CLOSED(made, closed)
-    return made
-
-
-def _final(answer: str, thought: str, discarded: str) -> Final:
-    made = _new(Final)
-    _SET_ANSWER(made, answer)
-    _SET_FINAL_THOUGHT(made, thought)
-    _SET_FINAL_DISCARDED(made, discarded)
-    return made
+    return made_action(tool, value, thought, text[stop:], closed)
