@@ -67,3 +67,28 @@ def test_the_fast_paths_read_as_the_full_reading(
 ) -> None:
     text = f"{lead}{label}{thought}\n{call.format(t=tool, v=value)}{tail}"
     assert parse(text, tools=tools) == parse_full(text, tools=tools)
+
+
+_JSON_PIECES = st.sampled_from(
+    [*'ab :\n\t"{}[]()<>#`~*_', "Action: ", "Observation: ", "code", "http://x", "FINAL", "ACTION", "：", "\r\n", "obs"]
+)
+
+
+@given(
+    members=st.lists(
+        st.tuples(
+            st.sampled_from(["action", "Action", "tool", "name", "action_input", "input", "args", "answer", "x y"]),
+            st.one_of(st.lists(_JSON_PIECES, max_size=8).map("".join), st.integers(), st.none(), st.just({"a": 1})),
+        ),
+        max_size=4,
+    ),
+    indent=st.sampled_from([None, 2, "\t"]),
+    wrap=st.sampled_from(["{}", "```json\n{}\n```", "```\n{}\n```", "  {}\n", "{}\nmore", "<think>x</think>{}"]),
+    tools=st.sampled_from([(), ("lookup",), ("Action",)]),
+)
+@settings(max_examples=1500, deadline=None)
+def test_the_fast_paths_read_blobs_as_the_full_reading(
+    members: list[tuple[str, object]], indent: int | str | None, wrap: str, tools: tuple[str, ...]
+) -> None:
+    text = wrap.replace("{}", json.dumps(dict(members), indent=indent, ensure_ascii=False))
+    assert parse(text, tools=tools) == parse_full(text, tools=tools)

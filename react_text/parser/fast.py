@@ -62,9 +62,7 @@ _REPLY = re.compile(
     rf"|(?:{_FINAL}|Final Answer:|{_BOLD}Final Answer:\*\*)[ \t]*+(?P<answer>{_VALUE}))"
     rf"(?P<rest>[ \t\n]*+){_CHATTER}{_MADE_UP}\Z"
 )
-# A JSON blob read fast: no line opens with anything but JSON's punctuation, and no colon follows
-# anything but a string (so no label, call or code action of any family is in it).
-_NOT_BLOB = re.compile(r'(?:\A|\n)[ \t]*+[^ \t\n"{}\]]|[^" \t\n][ \t]*+[:：]')
+_BLOB_LINE_STARTS = '"{}]'  # what a line of a blob read fast may open with
 
 
 def read(text: str, names: Names | None, *, cut: bool = True) -> Parsed | None:
@@ -109,10 +107,35 @@ def _read(text: str, names: Names | None, cut: bool) -> Parsed | None:
 def _others(text: str, names: Names | None) -> Parsed | None:
     """A JSON blob."""
     if "{" in text and "<" not in text and "\r" not in text and "[TOOL_CALLS]" not in text:
-        if _NOT_BLOB.search(text) is None:
-            return json_directive(text, "", names, thinking=False)
-        return None
+        return json_directive(text, "", names, thinking=False) if _plain_blob(text) else None
     return None
+
+
+def _plain_blob(text: str) -> bool:
+    """Whether no label, call or code action of any family can be in `text`: no line opens with
+    anything but JSON's punctuation, and no colon follows anything but a string's closing quote
+    (and spaces). A scan by `str.find` from colon to colon and line to line: a blob holds few."""
+    if "：" in text:
+        return False
+    line = -1
+    while True:  # each line, the first included
+        start = line + 1
+        while start < len(text) and text[start] in " \t":
+            start += 1
+        if start < len(text) and text[start] != "\n" and text[start] not in _BLOB_LINE_STARTS:
+            return False
+        line = text.find("\n", start)
+        if line == -1:
+            break
+    colon = text.find(":")
+    while colon != -1:
+        before = colon - 1
+        while before >= 0 and text[before] in " \t":
+            before -= 1
+        if before >= 0 and text[before] not in '"\n':
+            return False
+        colon = text.find(":", colon + 1)
+    return True
 
 
 # The groups of _REPLY, by number (faster than by name).
