@@ -1,7 +1,7 @@
 """`parse`: one reply, from the text as written to what a reader reads, and back.
 
-CRLF line ends are read as LF, a canonical reply takes the fast path, a fence around the whole
-reply is unwrapped, thinking is dropped and the guard cuts at a made-up observation; then the
+A reply of a common shape takes the fast paths (`fast`); otherwise CRLF line ends are read as LF
+(and the fast paths tried again), a fence around the whole reply is unwrapped, thinking is dropped and the guard cuts at a made-up observation; then the
 strict or the tolerant reader reads what is left, and `discarded` is mapped back to the reply as
 written.
 """
