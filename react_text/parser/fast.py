@@ -10,6 +10,8 @@ reading reads them (`read(text, names)`, or None: then the full reading reads it
     FINAL: 234\\n\\nThe answer is 234 because...   chatter after a blank line below a one-line answer
     ...ACTION: lookup[x]\\nObservation: 50 ...   a made-up observation: the guard cuts there
     <think>...</think>THOUGHT: ...              one think block in front, dropped
+    ```json\n{"action": ..., ...}\n```            a JSON blob, bare or in a fence, that no label, call
+                                                  or code action of any family can be in (`_plain_blob`)
 
 Why each reads as the full reading does (tests/test_readings.py compares them on every corpus reply
 and on generated ones): nothing a fast path reads can hold a label, an observation label, a tag,
@@ -17,9 +19,11 @@ a fence, a bracket, a call or a code action of any family (the thought, the inpu
 hold none of `:`, `[`, `]`, `<`, a backtick; chatter none of those nor braces, parentheses, "#",
 "~" or the letters "obs"), so the full reading finds the same sections, the guard cuts nowhere
 (or exactly at the observation line), and the values are taken as the full reading takes them: the
-same strip, the same quotes rule (`_plain`), a registered name as `Names.at` finds it, and
-`directive` for the tool's kind. A value with whitespace the strip would treat otherwise, or a
-leading "*" or "_" that a label takes as decoration, falls back to the full reading.
+same strip (a value holds no whitespace but spaces and tabs, so stripping those strips all), the
+same quotes rule, a registered name as `Names.at` finds it, and `directive` for the tool's kind; a
+blob is read by the very function the full reading ends in (`blobs.json_directive`). A value with a
+leading "*" or "_" that a label takes as decoration, or quotes at its edges, falls back to the full
+reading.
 """
 
 from __future__ import annotations

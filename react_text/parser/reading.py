@@ -1,9 +1,9 @@
 """`parse`: one reply, from the text as written to what a reader reads, and back.
 
 A reply of a common shape takes the fast paths (`fast`); otherwise CRLF line ends are read as LF
-(and the fast paths tried again), a fence around the whole reply is unwrapped, thinking is dropped and the guard cuts at a made-up observation; then the
-strict or the tolerant reader reads what is left, and `discarded` is mapped back to the reply as
-written.
+(and the fast paths tried again), a fence around the whole reply is unwrapped, thinking is dropped
+and the guard cuts at a made-up observation; then the strict or the tolerant reader reads what is
+left, and `discarded` is mapped back to the reply as written.
 """
 
 from __future__ import annotations
