@@ -6,6 +6,7 @@ Python identifiers (`class`, `first-name`) are taken as the schema spells them."
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import openai
@@ -13,7 +14,7 @@ import pytest
 from serving_support import function, serving
 
 from react_text import ScriptedModel
-from react_text.serving import app
+from react_text.serving import app, schemas
 
 BOOK = function(
     "book",
@@ -140,3 +141,30 @@ def test_the_grammar_lets_the_model_write_the_names_as_the_schema_spells_them() 
     grammar = model.calls[0].grammar or ""
     assert '"first-name" "="' in grammar and '"\\"first-name\\""' in grammar and '"\\"2nd\\""' in grammar
     assert '"_2nd" "="' in grammar  # `2nd=` is not read as a name: the Python name is offered there
+
+
+def test_a_pattern_that_backtracks_without_end_never_hangs_the_endpoint() -> None:
+    # A client's schema `pattern` is run on what the model wrote: this one takes Python's `re` about
+    # a second at 24 characters and doubles with each more; at 60 it would run for years. The
+    # endpoint decides it (the value does not match: refused, and the model asked again).
+    evil = (
+        r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$"
+    )
+    mail = function("mail", {"to": {"type": "string", "pattern": evil}}, ("to",), "Send a mail.")
+    done: list[Any] = []
+    replies = [f'ACTION: mail[{{"to": "{"a" * 60}!"}}]', "FINAL: I cannot write that address."]
+    worker = threading.Thread(target=lambda: done.append(first_call(replies, [mail])), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done, "the request did not come back within a minute"
+    made, model = done[0]
+    assert made.choices[0].message.content == "I cannot write that address."
+    assert "matches the pattern" in model.calls[1].prompt[-1].content
+
+
+def test_a_pattern_not_decided_in_its_time_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schemas, "PATTERN_SECONDS", 1e-9)
+    slow = {"type": "string", "pattern": r"^(\w+\s?)*$"}
+    assert schemas.problems("a" * 50_000 + "!", slow) == ()  # the limit passed: not checked, not hung
+    monkeypatch.setattr(schemas, "PATTERN_SECONDS", 10.0)
+    assert schemas.problems("a" * 2_000 + "!", slow) != ()  # decided: it does not match

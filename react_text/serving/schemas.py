@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import operator
-import re
 from collections.abc import Mapping
 from typing import Any
+
+import regex
 
 from react_text import prompting
 
@@ -35,6 +36,9 @@ _WANTS = {
 }
 _PREVIEW = 60
 _DEPTH = 32
+
+
+PATTERN_SECONDS = 0.1  # the most one `pattern` may take over one value
 
 
 def problems(value: object, schema: Mapping[str, Any]) -> tuple[str, ...]:
@@ -118,10 +122,10 @@ def _text(value: str, schema: Mapping[str, Any], at: str, found: list[str]) -> N
             found.append(_say(name, at, limit=bound, unit=unit, value=_preview(value)))
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
-        try:
-            matched = re.search(pattern, value) is not None
-        except re.error:
-            return  # a pattern Python cannot read is not checked
+        try:  # the client's pattern, not one of ours: it may backtrack without end, so it has a time limit
+            matched = regex.search(pattern, value, timeout=PATTERN_SECONDS) is not None
+        except (regex.error, TimeoutError):
+            return  # a pattern that cannot be read, or not decided in time, is not checked
         if not matched:
             found.append(_say("pattern", at, pattern=pattern, value=_preview(value)))
 
