@@ -900,3 +900,25 @@ def test_a_trace_plays_back_with_serve_script(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.communicate(timeout=10)
+
+
+def _nested_reply(depth: int) -> str:
+    return 'THOUGHT: t\nACTION: x[{"a": ' + "[" * depth + "]" * depth + "}]"
+
+
+def test_arguments_nested_a_hundred_deep_are_sent_whole() -> None:
+    tool = function("x", {"a": {"type": "array"}}, ("a",))
+    answer = ask([_nested_reply(100)], body(tools=[tool], max_tokens=50_000))
+    assert answer.status == 200
+    assert json.dumps(answer.arguments[0]["a"]) == "[" * 100 + "]" * 100
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="attack35b: serve.md says an unreadable reply is asked again, then served as content with its reason, and 502 is for a failing upstream; "
+    "a reply whose arguments nest 600 deep is a 502 'the upstream model raised RecursionError' after one try, though the upstream answered",
+)
+def test_a_reply_with_arguments_nested_600_deep_is_not_blamed_on_the_upstream() -> None:
+    tool = function("x", {"a": {"type": "array"}}, ("a",))
+    answer = ask([_nested_reply(600)] * 3, body(tools=[tool], max_tokens=50_000))
+    assert answer.status == 200
