@@ -922,3 +922,37 @@ def test_a_reply_with_arguments_nested_600_deep_is_not_blamed_on_the_upstream() 
     tool = function("x", {"a": {"type": "array"}}, ("a",))
     answer = ask([_nested_reply(600)] * 3, body(tools=[tool], max_tokens=50_000))
     assert answer.status == 200
+
+
+def test_a_streamed_request_whose_upstream_fails_is_a_502_before_any_chunk() -> None:
+    """'The upstream's reply is read whole and guarded before the first chunk is sent'; '502 when
+    the upstream ... fails, with its reason'."""
+    failed = ask([ModelError("the server is down")], body(stream=True))
+    assert failed.status == 502 and failed.headers["content-type"].startswith("application/json")
+    assert "the server is down" in failed.body["error"]["message"]
+    refused = ask([DONE], body(stream=True, n=2))
+    assert (refused.status, refused.body["error"]["param"]) == (400, "n")
+
+
+def test_stop_is_applied_to_the_answer_not_to_the_thought_before_it() -> None:
+    """'stop ... is applied to the answer here'."""
+    answer = ask(["THOUGHT: I will not STOP here\nFINAL: the whole answer"], body(stop=["STOP"]))
+    assert answer.message["content"] == "the whole answer"
+
+
+def test_thirty_requests_at_once_each_get_their_answer_and_their_numbered_trace(tmp_path: Path) -> None:
+    upstream = ScriptedModel([DONE] * 30)
+    endpoint = app(upstream, trace=tmp_path)
+
+    async def many() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=endpoint)
+        async with httpx.AsyncClient(transport=transport, base_url="http://e") as client:
+            return list(await asyncio.gather(*[client.post("/v1/chat/completions", json=body()) for _ in range(30)]))
+
+    responses = asyncio.run(many())
+    assert {r.status_code for r in responses} == {200}
+    ids = {r.json()["id"] for r in responses}
+    assert len(ids) == 30
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert [n[:6] for n in names] == [f"{i:06d}" for i in range(1, 31)]
+    assert {n[7:].removesuffix(".jsonl") for n in names} == ids
