@@ -967,3 +967,35 @@ def test_thirty_requests_at_once_each_get_their_answer_and_their_numbered_trace(
     names = sorted(p.name for p in tmp_path.iterdir())
     assert [n[:6] for n in names] == [f"{i:06d}" for i in range(1, 31)]
     assert {n[7:].removesuffix(".jsonl") for n in names} == ids
+
+
+def test_the_cli_takes_its_key_window_and_allowance_from_flags_and_refuses_a_foreign_address(tmp_path: Path) -> None:
+    """cli.md: '--reply-tokens is the allowance of a request that sets no max_tokens; --context-tokens
+    the window'; '--api-key'; 'an address that is not this machine's ... is one line on stderr ... exit status 2'."""
+    script = tmp_path / "replies.txt"
+    script.write_text(DONE)
+    flags = ("--api-key", "flagkey", "--context-tokens", "300", "--reply-tokens", "50")
+    server = _serve("--script", str(script), "--port", "0", *flags)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().rsplit(" ", 1)[-1].strip()
+        with httpx.Client(base_url=url, timeout=10) as client:
+            assert client.post("/chat/completions", json=body()).status_code == 401
+            refused = client.post("/chat/completions", json=body(), headers={"Authorization": "Bearer flagkey"}).json()
+        assert refused["error"]["code"] == "context_length_exceeded"
+        assert "300 tokens" in refused["error"]["message"] and "(50)" in refused["error"]["message"]
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
+    foreign = subprocess.run(
+        [sys.executable, "-m", "react_text.cli", "serve", "--script", str(script), "--host", "8.8.8.8", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert foreign.returncode == 2
+    assert foreign.stderr.strip().splitlines() == [
+        "react-text: cannot listen on 8.8.8.8:0: Cannot assign requested address"
+    ]
