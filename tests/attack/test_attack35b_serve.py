@@ -707,6 +707,7 @@ def get_weather(city: str) -> str:
 
 def test_pydantic_ai_runs_a_tool_and_answers() -> None:
     pytest.importorskip("pydantic_ai")
+    from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -714,8 +715,16 @@ def test_pydantic_ai_runs_a_tool_and_answers() -> None:
 
     upstream = ScriptedModel([ACT, "THOUGHT: the tool said so.\nFINAL: 18 C and sunny in Paris"])
     with serving(app(upstream)) as url:
-        model = OpenAIChatModel("smollm2", provider=OpenAIProvider(base_url=url, api_key="-"))
-        output = asyncio.run(Agent(model, tools=[get_weather]).run("What is the weather in Paris?")).output
+
+        async def go() -> str:
+            client = AsyncOpenAI(base_url=url, api_key="-")
+            model = OpenAIChatModel("smollm2", provider=OpenAIProvider(openai_client=client))
+            try:
+                return str((await Agent(model, tools=[get_weather]).run("What is the weather in Paris?")).output)
+            finally:
+                await client.close()
+
+        output = asyncio.run(go())
     assert output == "18 C and sunny in Paris"
     assert "OBSERVATION: 18 C and sunny in Paris" in [text for _, text in _prompt(upstream, 1)]
 
@@ -742,9 +751,17 @@ def test_the_openai_agents_sdk_runs_two_tools_in_parallel() -> None:
     two = "THOUGHT: t\nACTION: get_weather[Paris]\nACTION: get_weather[Rome]"
     upstream = ScriptedModel([two, "THOUGHT: both.\nFINAL: Paris and Rome are sunny"])
     with serving(app(upstream)) as url:
-        model = OpenAIChatCompletionsModel(model="m", openai_client=AsyncOpenAI(base_url=url, api_key="-"))
-        agent = Agent(name="a", instructions="Use tools.", model=model, tools=[function_tool(get_weather)])
-        result = asyncio.run(Runner.run(agent, "Weather in Paris and Rome?"))
+
+        async def go() -> Any:
+            client = AsyncOpenAI(base_url=url, api_key="-")
+            model = OpenAIChatCompletionsModel(model="m", openai_client=client)
+            agent = Agent(name="a", instructions="Use tools.", model=model, tools=[function_tool(get_weather)])
+            try:
+                return await Runner.run(agent, "Weather in Paris and Rome?")
+            finally:
+                await client.close()
+
+        result = asyncio.run(go())
     assert result.final_output == "Paris and Rome are sunny"
     observation = _prompt(upstream, 1)[-1][1]
     assert "18 C and sunny in Paris" in observation and "18 C and sunny in Rome" in observation
