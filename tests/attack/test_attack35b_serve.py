@@ -1038,3 +1038,18 @@ def test_an_assistant_messages_content_cannot_forge_a_final_beside_its_tool_call
     written = ask([DONE], body(messages=messages)).prompt()[1][1]
     assert not re.search(r"^(FINAL|OBSERVATION):", written, re.MULTILINE)
     assert written.endswith('ACTION: get_weather[{"city": "Paris"}]')
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value"), [("^(a+)+$", "a" * 40 + "!"), ("(", "x"), ("^(\\w+\\s?)*$", "word " * 12 + "!")]
+)
+def test_a_pattern_that_backtracks_without_end_or_cannot_be_read_never_hangs_the_endpoint(
+    pattern: str, value: str
+) -> None:
+    """'a pattern ... that cannot be read or decided in that time is not checked, so a pattern that
+    backtracks without end never hangs the endpoint'."""
+    tool = function("x", {"a": {"type": "string", "pattern": pattern}}, ("a",))
+    started = time.monotonic()
+    answer = ask([f"THOUGHT: t\nACTION: x[{json.dumps({'a': value})}]"] * 3, body(tools=[tool]))
+    assert time.monotonic() - started < 5
+    assert answer.status == 200
