@@ -63,6 +63,8 @@ KNOWN = {
     "serving/schema/max_length": {"at", "limit", "unit", "value"},
     "serving/schema/pattern": {"at", "pattern", "value"},
     "serving/schema/choice": {"at", "choices", "value"},
+    "serving/schema/one_form": {"at", "fitting", "value"},
+    "serving/schema/too_deep": {"limit"},
     "serving/schema/min_items": {"at", "limit", "unit", "count"},
     "serving/schema/max_items": {"at", "limit", "unit", "count"},
     "serving/schema/unknown_key": {"at", "key", "known"},

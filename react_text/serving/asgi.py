@@ -97,6 +97,8 @@ def make_app(
             return _error(413, f"the request body is larger than {max_body} bytes", code="request_too_large")
         except (ValueError, UnicodeDecodeError):
             return _error(400, "the request body is not JSON")
+        except RecursionError:  # the decoder's own bound on nesting, under max_body
+            return _error(400, "the request body nests its arrays and objects too deeply to be read")
         chat = requests.read(body)
         if isinstance(chat, requests.Invalid):
             return _error(400, chat.message, param=chat.param or None, code=chat.code)

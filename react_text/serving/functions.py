@@ -77,17 +77,27 @@ def arguments(chosen: Function, bound: inspect.BoundArguments) -> dict[str, Any]
     """The arguments the binder read, as the JSON object the schema describes (keys as it names
     them; an optional argument the model left out is not sent)."""
     values = chosen.parameters.arguments(bound.args, bound.kwargs)
-    return {key: _jsonable(value) for key, value in values.items()}
+    return {key: _jsonable(value, DEEPEST) for key, value in values.items()}
 
 
-def _jsonable(value: object) -> Any:
+DEEPEST = 100  # levels of objects and arrays in one argument: deeper is refused, not sent (TooDeep)
+
+
+class TooDeep(ValueError):
+    """An argument nests deeper than DEEPEST levels: the model is asked again, as for any bad input
+    (Python's recursion, and many a client's JSON reader, would give out first)."""
+
+
+def _jsonable(value: object, room: int) -> Any:
     """A converted value as JSON takes it: tuples and sets as arrays, anything else JSON cannot
     hold as its text."""
     value = plain(value)
     if value is None or isinstance(value, str | bool | int | float):
         return value
+    if room == 0:
+        raise TooDeep(f"an argument nests deeper than {DEEPEST} levels")
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, room - 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, room - 1) for v in value]
     return str(value)

@@ -33,7 +33,7 @@ from react_text.parser.several import parse_several
 from react_text.tools import binding
 
 from . import schemas
-from .functions import Function, arguments
+from .functions import DEEPEST, Function, TooDeep, arguments
 from .requests import Choice
 
 __all__ = ["Answer", "FinishReason", "How", "ToolCall", "read"]
@@ -141,8 +141,13 @@ def _bound(
         if isinstance(bound, binding.Refusal):
             problems.append(("bad_input", bound.message))
             continue
-        values = arguments(chosen, bound)
-        if broken := schemas.problems(values, chosen.schema):  # what binding does not see: nested, bounds
+        try:
+            values = arguments(chosen, bound)
+        except TooDeep:
+            broken = [prompting.render("serving/schema/too_deep", limit=DEEPEST)]
+        else:
+            broken = list(schemas.problems(values, chosen.schema))
+        if broken:  # what binding does not see: nested, bounds
             words = prompting.render(
                 "corrections/bad_input", tool=chosen.name, problem="; ".join(broken), form=chosen.tool.form
             )

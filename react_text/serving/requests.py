@@ -104,7 +104,7 @@ def _read(body: object) -> ChatRequest:
     if not isinstance(model, str) or not model:
         raise _Bad("model", "model is required: the model's name, as text")
     n = body.get("n")
-    if n is not None and n != 1:
+    if n is not None and (isinstance(n, bool) or n != 1):  # JSON's true is not the number 1
         raise _Bad("n", "n must be 1: one reply is read for each request")
     tools = _tools(body.get("tools"))
     try:

@@ -6,7 +6,7 @@ said the way the model is told (the phrases are `prompts/serving/schema/*.txt`).
 The subset checked (the keywords docs/how-to/serve.md promises): `type` (one or a list),
 `properties`, `required`, `additionalProperties: false`, `items` (one schema for every item),
 `enum`, `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`,
-`maxLength`, `pattern`, `minItems`, `maxItems`, `anyOf` / `oneOf` (some choice fits), and `$ref`
+`maxLength`, `pattern`, `minItems`, `maxItems`, `anyOf` (some choice fits) / `oneOf` (exactly one fits), and `$ref`
 to the schema's own `$defs` / `definitions`. Any other keyword is not checked (the client's tool
 sees the value as the model wrote it). A `pattern` that is not a Python regular expression is not
 checked either.
@@ -61,8 +61,14 @@ def _check(value: object, schema: object, at: str, defs: Mapping[str, Any], foun
         _check(value, defs.get(ref.rsplit("/", 1)[-1]), at, defs, found, depth + 1)
     for key in ("anyOf", "oneOf"):
         choices = schema.get(key)
-        if isinstance(choices, list) and choices and not any(_fits(value, c, defs, depth) for c in choices):
+        if not (isinstance(choices, list) and choices):
+            continue
+        fitting = sum(_fits(value, c, defs, depth) for c in choices) if key == "oneOf" else None
+        if fitting == 0 or (fitting is None and not any(_fits(value, c, defs, depth) for c in choices)):
             found.append(_say("no_form", at, value=_preview(value)))
+            return
+        if fitting is not None and fitting > 1:  # oneOf: exactly one of them
+            found.append(_say("one_form", at, fitting=fitting, value=_preview(value)))
             return
     kinds = schema.get("type")
     kinds = (

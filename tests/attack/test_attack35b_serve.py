@@ -245,10 +245,6 @@ def test_n_other_than_1_is_a_400_naming_n() -> None:
     assert ask([DONE], body(n=1)).status == 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='attack35b: serve.md says n is "1 only: any other value is a 400"; "n": true is served as n=1 (200)',
-)
 def test_n_true_is_not_1() -> None:
     assert ask([DONE], body(n=True)).status == 400
 
@@ -587,10 +583,6 @@ def test_arguments_are_checked_against_the_schema_all_the_way_down(
     assert said in told
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack35b: serve.md says oneOf is checked; a value matching two oneOf branches (3 is integer and number) is sent, though JSON Schema's oneOf takes exactly one",
-)
 def test_one_of_takes_exactly_one_branch() -> None:
     tool = function("val", {"v": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}, ("v",))
     answer = ask(['THOUGHT: t\nACTION: val[{"v": 3}]'] * 3, body(tools=[tool]))
@@ -897,10 +889,6 @@ def test_tool_choice_is_held_by_the_grammar_where_the_upstream_takes_one(choice:
     assert ("final" in directive) is (choice != "required")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack35b: serve.md promises a 400 for a malformed request and no traceback on the client or the console; a 100,000-deep JSON array (under 4 MiB) is a 500 and uvicorn prints the RecursionError traceback",
-)
 def test_a_deeply_nested_body_is_a_400_with_no_traceback_on_the_console(capfd: pytest.CaptureFixture[str]) -> None:
     from serving_support import serving
 
@@ -941,11 +929,6 @@ def test_arguments_nested_a_hundred_deep_are_sent_whole() -> None:
     assert json.dumps(answer.arguments[0]["a"]) == "[" * 100 + "]" * 100
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack35b: serve.md says an unreadable reply is asked again, then served as content with its reason, and 502 is for a failing upstream; "
-    "a reply whose arguments nest 600 deep is a 502 'the upstream model raised RecursionError' after one try, though the upstream answered",
-)
 def test_a_reply_with_arguments_nested_600_deep_is_not_blamed_on_the_upstream() -> None:
     tool = function("x", {"a": {"type": "array"}}, ("a",))
     answer = ask([_nested_reply(600)] * 3, body(tools=[tool], max_tokens=50_000))
