@@ -128,12 +128,21 @@ def counter(model: str) -> Counter:
     name = _bundled_encoding(model)
     enc = encoding(name or "cl100k_base")
     if name is not None:  # tiktoken knows this model and its encoding is bundled: counts are exact
-        return functools.partial(_count, enc)
+        exact = functools.partial(_count, enc)
+        exact.most_per_char = _BYTES_PER_CHAR  # type: ignore[attr-defined]
+        return exact
 
     def estimate(text: str) -> int:
         return math.ceil(_count(enc, text) * _UNKNOWN_MODEL_MARGIN)
 
+    estimate.most_per_char = math.ceil(_BYTES_PER_CHAR * _UNKNOWN_MODEL_MARGIN)  # type: ignore[attr-defined]
     return estimate
+
+
+# A tiktoken token is at least one byte of the text's UTF-8, and a character at most four: a text
+# counts at most four tokens a character (`most_per_char`, which `functools` wrappers carry), so a
+# short text is known to fit an allowance without counting it (`truncation`).
+_BYTES_PER_CHAR = 4
 
 
 _CHUNK = 1 << 16  # characters encoded at a time when a text is longer

@@ -66,7 +66,7 @@ def run_text(tool: Tool, text: str) -> str:
 
 def run(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in a sync run. Never raises (KeyboardInterrupt passes; a tool's SystemExit is an observation)."""
-    if inspect.iscoroutinefunction(tool.fn):
+    if tool.coroutine:
         return _settle(tool, seconds, lambda: _run_coroutine(tool, arguments, seconds))
     job = _job(tool, arguments)
     if seconds is None:
@@ -129,7 +129,7 @@ async def arun_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], 
 async def arun(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in an async run, without blocking the event loop. Never raises."""
     try:
-        if inspect.iscoroutinefunction(tool.fn):
+        if tool.coroutine:
             value = await _bounded(tool.fn(*arguments.args, **arguments.kwargs), seconds)
         else:
             value = await _pool.arun(_job(tool, arguments), seconds)
