@@ -65,11 +65,13 @@ def template_names() -> list[str]:
     return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.txt"))
 
 
+@functools.lru_cache(maxsize=64)
 def instructions(tool_listing: str, *, example: str | None = None, parallel: int | None = None) -> str:
     """The instruction block: the protocol, the tools, and a worked example (a template name or
     the example's own text, told apart by `example_name`; None for zero-shot; the generic one is
     made from the tools, by `generic_example`, not named here). `parallel`: the most actions a
-    reply may hold, when several independent ones may be written at once (None: one)."""
+    reply may hold, when several independent ones may be written at once (None: one). Rendered
+    once for the same tools and example in a process (each agent asks it)."""
     if example is not None:
         name = example_name(example)
         if name == "generic":

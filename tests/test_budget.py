@@ -30,6 +30,7 @@ def test_loads_with_the_network_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     budget.encoding.cache_clear()
+    budget.counter.cache_clear()  # the counter holds its encoding: made again, it loads it again
     assert budget.counter("gpt-4o")("hello world") == 2
 
 

@@ -73,6 +73,7 @@ class Agent:
     count_tokens: budget.Counter | None
     counter: budget.Counter = field(init=False, repr=False, compare=False)  # count_tokens resolved, memoised
     info: ModelInfo = field(init=False, repr=False, compare=False)  # what the model offers, read once
+    _count: budget.Counter = field(init=False, repr=False, compare=False)  # the counter, before it is memoised
     _specs: dict[tuple[object, ...], EpisodeSpec] = field(init=False, repr=False, compare=False)  # spec(), made once
 
     def __init__(
@@ -112,7 +113,7 @@ class Agent:
                 )
             )
         count = count_tokens or info.count_tokens or budget.counter(model.name)
-        # Memoised: the instruction block is counted once per agent, not once per run.
+        # Memoised: what a run counts again (a reply, then the same reply recorded) is counted once.
         counter = functools.lru_cache(maxsize=256)(count)
         setattr_ = object.__setattr__
         setattr_(self, "model", model)
@@ -123,6 +124,7 @@ class Agent:
         setattr_(self, "parser", parser)
         setattr_(self, "count_tokens", count_tokens)
         setattr_(self, "counter", counter)
+        setattr_(self, "_count", count)
         setattr_(self, "info", info)
         setattr_(self, "_specs", {})
 
@@ -152,8 +154,9 @@ class Agent:
         key = (window, self.model.api, grammar)
         made = self._specs.get(key)
         if made is None:
+            instructions = self.instructions()
             made = self._specs[key] = EpisodeSpec(
-                self.instructions(),
+                instructions,
                 self.counter,
                 api=self.model.api,
                 tools=self.tools,
@@ -164,6 +167,7 @@ class Agent:
                 asks_approval=self.approve is not None,
                 window=window,
                 prefill=self.info.prefill,
+                counted=((instructions, _instruction_tokens(self._count, instructions)),),
             )
         return made
 
@@ -289,6 +293,21 @@ def _kept(state: StoreLike | None, run_id: str | None, task: str, seed: int | No
     from react_text.durable.keeping import fresh
 
     return fresh(state, run_id, task, seed)
+
+
+def _instruction_tokens(count: budget.Counter, text: str) -> int:
+    """`count(text)`, once in a process for an instruction block and a counter (the default
+    counter is one per model name): agents made alike, one per task say, count their instructions once."""
+    try:
+        hash(count)
+    except TypeError:  # a counter that cannot be a key (a callable object that defines __eq__ only)
+        return count(text)
+    return _counted(count, text)
+
+
+@functools.lru_cache(maxsize=64)
+def _counted(count: budget.Counter, text: str) -> int:
+    return count(text)
 
 
 def _check_model(model: object) -> None:

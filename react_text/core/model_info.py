@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
-from react_text.core.types import AsyncModel, Model
+from react_text.core.types import Model
 from react_text.prompting import Prompting
 
 if TYPE_CHECKING:
@@ -104,13 +104,22 @@ def describe(model: Model) -> ModelInfo:
         serial=getattr(model, "serial", False) is True,
         stream=bool(getattr(model, "stream", False)),
         prefill=getattr(model, "accepts_prefill", False) is True,
-        asynchronous=isinstance(model, AsyncModel),
+        asynchronous=_awaitable(model),
         limits=limits if isinstance(limits, Limits) else None,
         prompting=prompting if isinstance(prompting, Prompting) else None,
         count_tokens=count if callable(count) else None,
         window=functools.partial(_window, model) if windowed else None,
         awindow=awindow if callable(awindow) else None,
         server=functools.partial(_server, model) if identified else None,
+    )
+
+
+def _awaitable(model: object) -> bool:
+    """`isinstance(model, AsyncModel)`, as a runtime protocol checks it (every member there, a
+    method not None), without the protocol machinery's cost (it lists the members again at each check)."""
+    members = ("api", "name", "accepts_grammar")
+    return all(hasattr(model, m) for m in members) and all(
+        getattr(model, m, None) is not None for m in ("generate", "agenerate")
     )
 
 

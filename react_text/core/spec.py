@@ -40,6 +40,9 @@ class EpisodeSpec:
     asks_approval: bool = False
     window: int | None = None
     prefill: bool = False  # the model continues a turn begun with `Request.prefill` (ModelInfo.prefill)
+    counted: tuple[
+        tuple[str, int], ...
+    ] = ()  # (text, its count) known already: the instruction block's, once an agent's
 
     def __post_init__(self) -> None:
         if self.api not in ("chat", "completion"):
@@ -52,6 +55,10 @@ class EpisodeSpec:
             raise TypeError("EpisodeSpec.limits must be a Limits and EpisodeSpec.prompting a Prompting")
         if any(type(flag) is not bool for flag in (self.grammar, self.asks_approval, self.prefill)):
             raise TypeError("EpisodeSpec.grammar, asks_approval and prefill must be True or False (decided)")
+        if not isinstance(self.counted, tuple) or not all(
+            isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], str) and type(c[1]) is int for c in self.counted
+        ):
+            raise TypeError("EpisodeSpec.counted must be a tuple of (text, tokens) pairs")
         window = self.window
         if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window <= 0):
             raise ValueError(f"EpisodeSpec.window must be a positive whole number of tokens or None, not {window!r}")

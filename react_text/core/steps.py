@@ -44,7 +44,9 @@ class Steps:
             if spec.api == "chat"
             else prompting.transcript_start(spec.instructions, task)
         )
-        self.account = Account(opening, spec.count, self.limits, spec.window)  # the token account: all of it
+        self.account = Account(
+            opening, spec.count, self.limits, spec.window, dict(spec.counted)
+        )  # the token account: all of it
         self.asker = Asker(spec, self.account, seed)
         self.actor = Actor(spec, self.account)
         self.steps: list[Step] = []

@@ -234,13 +234,22 @@ class Reply:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise TypeError(f'Reply.text must be text ("" for an empty reply), not {self.text!r:.80}')
-        for name, kind in (("usage", Usage), ("finish_reason", str), ("reasoning", str), ("tokens", Tokens)):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, kind):
-                raise TypeError(f"Reply.{name} must be {_A[name]} or None, not {value!r:.80}")
+        # Written out, not looped over: a reply is checked at every model call.
+        if self.usage is not None and not isinstance(self.usage, Usage):
+            raise _wrong("usage", self.usage)
+        if self.finish_reason is not None and not isinstance(self.finish_reason, str):
+            raise _wrong("finish_reason", self.finish_reason)
+        if self.reasoning is not None and not isinstance(self.reasoning, str):
+            raise _wrong("reasoning", self.reasoning)
+        if self.tokens is not None and not isinstance(self.tokens, Tokens):
+            raise _wrong("tokens", self.tokens)
 
 
 _A = {"usage": "a Usage", "finish_reason": "text", "reasoning": "text", "tokens": "a Tokens"}
+
+
+def _wrong(name: str, value: object) -> TypeError:
+    return TypeError(f"Reply.{name} must be {_A[name]} or None, not {value!r:.80}")
 
 
 OutcomeKind = Literal["ok", "error", "timeout"]

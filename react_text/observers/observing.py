@@ -61,9 +61,8 @@ class Quiet:
     def begin(self, model: ModelInfo) -> None:
         pass
 
-    @contextlib.contextmanager
-    def around(self, command: Command) -> Iterator[Call]:
-        yield _QuietCall()
+    def around(self, command: Command) -> AbstractContextManager[Call]:
+        return _QUIETLY  # one for all: entered and left at every command of every run, it keeps nothing
 
     def end(self, result: RunResult) -> None:
         pass
@@ -73,6 +72,16 @@ class Quiet:
 
     def abandon(self, steps: int) -> None:
         pass
+
+
+class _Quietly(AbstractContextManager["_QuietCall"]):
+    """`Quiet.around`: a call that notes nothing, and lets every exception go on."""
+
+    def __enter__(self) -> _QuietCall:
+        return _QUIET_CALL
+
+    def __exit__(self, *raised: object) -> None:
+        return None
 
 
 def both(observers: Sequence[Observer]) -> Observer:
@@ -114,3 +123,7 @@ class _SeveralCalls:
     def record(self, event: Event, counted: Usage | None = None) -> None:
         for call in self._calls:
             call.record(event, counted)
+
+
+_QUIET_CALL = _QuietCall()
+_QUIETLY = _Quietly()

@@ -116,8 +116,8 @@ def start(agent: Watched, task: str) -> RunSpans:
                 else:
                     _tracer = trace.get_tracer("react_text", _version())
                     _api = trace
-    if _api is False:
-        return _NONE
+    if _api is False or isinstance(_api.get_tracer_provider(), _api.ProxyTracerProvider):
+        return _NONE  # no provider is set: every span would be a non-recording one
     run = _Spans(_api, _tracer, agent, task)
     return run if run.recording else _Ended(run)
 

@@ -60,7 +60,9 @@ def word_char(char: str) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=64)
 def tool_names(tools: tuple[str, ...]) -> Names:
+    """The names of `tools`, ready to look up (made once for a set of names: every reply is read with them)."""
     folded: dict[str, str] = {}
     by_initial: dict[str, list[str]] = {}
     tools = tuple(name for name in tools if name)  # an empty name names nothing

@@ -20,6 +20,7 @@ no I/O.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Literal
 
 from react_text import prompting
@@ -49,10 +50,18 @@ class Account:
     """One run's tokens: what is sent (`opening`, then each step), counted by `count`, planned
     against `limits` and the model's context `window` (in tokens; None: not known)."""
 
-    def __init__(self, opening: tuple[Message, ...] | str, count: Counter, limits: Limits, window: int | None) -> None:
+    def __init__(
+        self,
+        opening: tuple[Message, ...] | str,
+        count: Counter,
+        limits: Limits,
+        window: int | None,
+        counted: Mapping[str, int] | None = None,
+    ) -> None:
+        """`counted`: texts whose `count` is known already (the agent's instruction block)."""
         self._count = count
         self._limits = limits
-        self._history = History(opening, count)
+        self._history = History(opening, count, counted)
         self._meter = self._history.meter  # the history's own: told of every change to what is sent
         self._plan = Plan(limits, self._history, count, window)
         self._window_bound = False  # the window is only a bound learned from refusals that named none

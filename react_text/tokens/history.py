@@ -26,7 +26,7 @@ nothing outside has to keep the two in step.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -69,33 +69,45 @@ class _Entry:
 class History:
     """The conversation of one run, kept as entries with their token counts, and its token account."""
 
-    def __init__(self, opening: tuple[Message, ...] | str, count: Callable[[str], int]) -> None:
+    def __init__(
+        self, opening: tuple[Message, ...] | str, count: Callable[[str], int], counted: Mapping[str, int] | None = None
+    ) -> None:
+        """`counted`: texts whose `count` is known already (the agent's instruction block)."""
         self.chat = not isinstance(opening, str)
         self._count = count
         self._entries: list[_Entry] = []
         texts = [opening] if isinstance(opening, str) else [m.content for m in opening]
+        known = counted or {}
+        tokens = [known[t] if t in known else count(t) for t in texts]  # each opening text counted once
         chars = sum(len(t) for t in texts)
-        self.density = sum(count(t) for t in texts) / chars if chars else 0.0  # the opening's tokens a character
+        self.density = sum(tokens) / chars if chars else 0.0  # the opening's tokens a character
         self._sent: list[Message] = []  # each entry's message, in order: what prompt() copies at C speed
         self._pieces: list[str] = []  # each entry's text, in order (a transcript joins them; a fold rebuilds both)
         self._last: tuple[tuple[str, bool], tuple[str, int]] | None = None  # the last observation priced
         self.meter = Meter()  # what was billed, and the next request in the server's units
         if isinstance(opening, str):
-            self._add("opening", "user", opening, 0)
+            self._add("opening", "user", opening, 0, tokens=self._framed(opening, tokens[0]))
             self.tokens = count(THOUGHT_CUE)  # the cue every request ends with
         else:
             self.tokens = REPLY_PRIMING
-            for message in opening:
-                self._add("opening", message.role, message.content, 0)
+            for message, counted_tokens in zip(opening, tokens, strict=True):
+                self._add(
+                    "opening", message.role, message.content, 0, tokens=self._framed(message.content, counted_tokens)
+                )
         self.tokens += sum(e.tokens for e in self._entries)
         self._folded = 0  # steps 1 to this one are folded into the pair of entries after the opening
         self._fold_calls: tuple[str, ...] = ()  # their calls, oldest first
+        self._elided: tuple[int, ...] | None = ()  # `elided`, once made (None: to be made again)
 
     # --- writing ----------------------------------------------------------------------------------
 
     def _cost(self, text: str) -> int:
         """The local count of `text`: its tokens, but at least its length at the opening's density."""
-        return max(self._count(text), math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
+        return self._framed(text, self._count(text))
+
+    def _framed(self, text: str, tokens: int) -> int:
+        """`_cost` of `text`, whose count is `tokens`."""
+        return max(tokens, math.ceil(len(text) * self.density)) + (MESSAGE_OVERHEAD if self.chat else 0)
 
     def _add(
         self,
@@ -260,8 +272,12 @@ class History:
 
     @property
     def elided(self) -> tuple[int, ...]:
-        """The steps something was elided from (a folded step, all of it)."""
-        return tuple(sorted({e.step for e in self._entries if e.elided} | set(range(1, self._folded + 1))))
+        """The steps something was elided from (a folded step, all of it); made again only after an
+        elision or a fold (it is asked before every call)."""
+        if self._elided is None:
+            steps = {e.step for e in self._entries if e.elided} | set(range(1, self._folded + 1))
+            self._elided = tuple(sorted(steps))
+        return self._elided
 
     # --- making room ------------------------------------------------------------------------------
 
@@ -345,6 +361,7 @@ class History:
         self.tokens -= saving
         self._folded = last
         self._fold_calls = calls
+        self._elided = None
         return True
 
     def _elidable(self, entry: _Entry, keep_from: int) -> bool:
@@ -359,6 +376,7 @@ class History:
         self.tokens += cost - entry.tokens
         self._rewrite(index, text, cost)
         entry.elided = True
+        self._elided = None
         return True
 
     def _rewrite(self, index: int, text: str, tokens: int) -> None:

@@ -120,17 +120,29 @@ def encoding(name: str) -> tiktoken.Encoding:
 _UNKNOWN_MODEL_MARGIN = 1.25
 
 
+@functools.lru_cache(maxsize=64)
 def counter(model: str) -> Counter:
-    """Count tokens the way `model`'s tokenizer would: exactly for OpenAI models, with a margin otherwise."""
+    """Count tokens the way `model`'s tokenizer would: exactly for OpenAI models, with a margin
+    otherwise. One counter per model name in a process (made once: finding the encoding asks
+    tiktoken's model table), so that what is counted with it can be memoised by the counter."""
     name = _bundled_encoding(model)
     enc = encoding(name or "cl100k_base")
     if name is not None:  # tiktoken knows this model and its encoding is bundled: counts are exact
-        return functools.partial(_count, enc)
+        exact = functools.partial(_count, enc)
+        exact.most_per_char = _BYTES_PER_CHAR  # type: ignore[attr-defined]
+        return exact
 
     def estimate(text: str) -> int:
         return math.ceil(_count(enc, text) * _UNKNOWN_MODEL_MARGIN)
 
+    estimate.most_per_char = math.ceil(_BYTES_PER_CHAR * _UNKNOWN_MODEL_MARGIN)  # type: ignore[attr-defined]
     return estimate
+
+
+# A tiktoken token is at least one byte of the text's UTF-8, and a character at most four: a text
+# counts at most four tokens a character (`most_per_char`, which `functools` wrappers carry), so a
+# short text is known to fit an allowance without counting it (`truncation`).
+_BYTES_PER_CHAR = 4
 
 
 _CHUNK = 1 << 16  # characters encoded at a time when a text is longer
@@ -140,9 +152,9 @@ def _count(enc: tiktoken.Encoding, text: str) -> int:
     """Tokens of `text`. A long text is encoded a piece at a time: tiktoken's pattern gives up
     ("Max stack size exceeded") on a run of a million spaces, and pieces cost at most a token
     each at their seams."""
-    if len(text) <= _CHUNK:
-        return len(enc.encode(text, disallowed_special=()))
-    return sum(len(enc.encode(text[i : i + _CHUNK], disallowed_special=())) for i in range(0, len(text), _CHUNK))
+    if len(text) <= _CHUNK:  # special tokens are read as text: encode(text, disallowed_special=()), at less cost
+        return len(enc.encode_ordinary(text))
+    return sum(len(enc.encode_ordinary(text[i : i + _CHUNK])) for i in range(0, len(text), _CHUNK))
 
 
 _SAMPLE = 32  # local tokens appended before their ratio is learned (a few tokens round too coarsely)
@@ -192,6 +204,7 @@ class Meter:
     def __init__(self) -> None:
         self.billed = Usage()
         self._rate: float | None = None  # server tokens per local token; None until a server reports
+        self._scaled = 1.0  # `rate`, made when `_rate` changes (it scales every estimate, several a step)
         self._base: int | None = None  # the server's count of the last request, while the history only grew
         self._since = 0  # server tokens known to be appended since (a reply's completion tokens)
         self._since_local = 0  # local tokens appended since whose server count is not known
@@ -222,11 +235,15 @@ class Meter:
     @property
     def rate(self) -> float:
         """Server tokens per local token, with the margin (1 until a server has reported)."""
-        return 1.0 if self._rate is None else self._rate * self.SAFETY
+        return self._scaled
+
+    def _learn(self, rate: float) -> None:
+        self._rate = rate
+        self._scaled = rate * self.SAFETY
 
     def scale(self, local: int) -> int:
         """`local` tokens in the server's units (an estimate, on the high side)."""
-        return math.ceil(local * self.rate)
+        return math.ceil(local * self._scaled)
 
     def scale_ours(self, local: int) -> int:
         """`local` tokens of the loop's own words (a note) in the server's units: at the largest
@@ -294,7 +311,7 @@ class Meter:
         """A request of `local_prompt` local tokens was refused, the server saying it counted
         `server_prompt`: learn the ratio (nothing was billed)."""
         if local_prompt > 0 and server_prompt > 0:
-            self._rate = max(server_prompt / local_prompt, self._rate or 0.0)
+            self._learn(max(server_prompt / local_prompt, self._rate or 0.0))
         self._base = None
 
     def charge(self, usage: Usage) -> None:
@@ -315,7 +332,7 @@ class Meter:
         unknown = usage.prompt_tokens - self._base - self._since if self._base is not None else 0
         if self._reported and self._since_local >= _SAMPLE and unknown > 0:
             ratios.append(unknown / self._since_local)
-        self._rate = max([*ratios] + ([self._rate] if self._rate is not None else []))
+        self._learn(max([*ratios] + ([self._rate] if self._rate is not None else [])))
         self._low = min([*ratios] + ([self._low] if self._low is not None else []))
         self._base = usage.prompt_tokens
         self._since = self._since_local = 0

@@ -42,10 +42,20 @@ class Plan:
         self.forced_tokens = min(limits.reply_tokens, _FORCED_REPLY_TOKENS)
         note = prompting.render("corrections/force_final", limit=limit_words(limits, "max_tokens"))
         self.reserve_local = history.note_cost(note) + _OBSERVATION_STUB + 3 * MESSAGE_OVERHEAD
-        # What the forced final call needs of the window on top of the elided steps: its note (local
-        # tokens, scaled to the server's when used) and a minimal reply (the server's tokens already).
-        window_note = prompting.render("corrections/force_final", limit=f"the context window of {window} tokens")
-        self.window_reserve = history.note_cost(window_note)
+        self._window_note = f"the context window of {window} tokens"  # as the window was when the run began
+        self._window_reserve: int | None = None
+        if window is not None:
+            self._window_reserve = self.window_reserve  # counted now, with the opening last in the history
+
+    @property
+    def window_reserve(self) -> int:
+        """What the forced final call needs of the window on top of the elided steps: its note (local
+        tokens, scaled to the server's when used) and a minimal reply (the server's tokens already).
+        A run with no window at first counts it only if a refusal teaches it one."""
+        if self._window_reserve is None:
+            note = prompting.render("corrections/force_final", limit=self._window_note)
+            self._window_reserve = self.history.note_cost(note)
+        return self._window_reserve
 
     def size(self, extra_local: int = 0, *, note: int = 0) -> int:
         """The next prompt in the server's tokens (the meter's estimate), with `extra_local` tokens of

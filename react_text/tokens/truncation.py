@@ -94,6 +94,9 @@ def _note(omitted: str) -> str:
 
 
 def _fits(text: str, allowance: int, count: Callable[[str], int]) -> bool:
+    most = getattr(count, "most_per_char", None)  # the engine's own counters say it (meter.counter)
+    if isinstance(most, int) and len(text) * most <= allowance:  # too short to be over: not counted
+        return True
     probe = min(allowance * _PROBE_CHARS_PER_TOKEN, _MAX_PIECE)
     if len(text) > probe and count(text[:probe]) > allowance:
         return False

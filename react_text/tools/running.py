@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import importlib
 import inspect
 import queue
 import signal
@@ -65,7 +66,7 @@ def run_text(tool: Tool, text: str) -> str:
 
 def run(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in a sync run. Never raises (KeyboardInterrupt passes; a tool's SystemExit is an observation)."""
-    if inspect.iscoroutinefunction(tool.fn):
+    if tool.coroutine:
         return _settle(tool, seconds, lambda: _run_coroutine(tool, arguments, seconds))
     job = _job(tool, arguments)
     if seconds is None:
@@ -128,7 +129,7 @@ async def arun_all(calls: Sequence[Invocation]) -> tuple[tuple[Outcome, float], 
 async def arun(tool: Tool, arguments: inspect.BoundArguments, seconds: float | None) -> Outcome:
     """Run the call in an async run, without blocking the event loop. Never raises."""
     try:
-        if inspect.iscoroutinefunction(tool.fn):
+        if tool.coroutine:
             value = await _bounded(tool.fn(*arguments.args, **arguments.kwargs), seconds)
         else:
             value = await _pool.arun(_job(tool, arguments), seconds)
@@ -251,11 +252,21 @@ class _TimedOut(BaseException):
 _BOUNDARY = (_TimedOut, Exception, SystemExit)
 
 
+# The timer is set and cleared around every call, so it is made of the C functions themselves:
+# `signal.signal` and `signal.getsignal` wrap `_signal`'s (CPython's, which has no type stubs) only
+# to turn handlers into enum members and back, which costs about as long as the calls themselves.
+_ALARM = hasattr(signal, "setitimer")
+_C = importlib.import_module("_signal")
+_set_handler: Callable[[int, Any], Any] = getattr(_C, "signal", signal.signal)
+_handler_of: Callable[[int], Any] = getattr(_C, "getsignal", signal.getsignal)
+_DEFAULT_HANDLERS = (int(signal.SIG_DFL), int(signal.SIG_IGN))
+
+
 def _alarm_usable() -> bool:
     return (
-        hasattr(signal, "setitimer")
+        _ALARM
         and threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN)
+        and _handler_of(signal.SIGALRM) in _DEFAULT_HANDLERS
         and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     )
 
@@ -268,7 +279,7 @@ def _under_alarm(job: Callable[[], object], seconds: float) -> object:
         fired = True
         raise _TimedOut
 
-    previous = signal.signal(signal.SIGALRM, ring)
+    previous = _set_handler(signal.SIGALRM, ring)
     try:
         signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
@@ -276,7 +287,7 @@ def _under_alarm(job: Callable[[], object], seconds: float) -> object:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
-        signal.signal(signal.SIGALRM, previous)
+        _set_handler(signal.SIGALRM, previous)
     if fired:  # the tool caught _TimedOut itself and carried on past its limit
         raise _TimedOut
     return value

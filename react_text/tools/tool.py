@@ -52,6 +52,7 @@ class Tool:
     pure: bool = False  # free of side effects: a repeated call is answered from the first, not run again
     idempotent: bool = False  # a repeat has no further effect: answered from the first while nothing else ran
     shape: binding.Shape = dataclasses.field(init=False, repr=False, compare=False)  # what fn takes
+    coroutine: bool = dataclasses.field(init=False, repr=False, compare=False)  # fn is `async def`: awaited
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or _BAD_NAME.search(self.name):
@@ -78,6 +79,7 @@ class Tool:
         ):
             raise ValueError(f"timeout must be a positive number of seconds or None, not {self.timeout!r}")
         object.__setattr__(self, "shape", binding.shape(self.fn))
+        object.__setattr__(self, "coroutine", inspect.iscoroutinefunction(self.fn))
 
     @property
     def params(self) -> tuple[str, ...]:

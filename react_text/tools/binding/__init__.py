@@ -32,7 +32,8 @@ which applies its own). A parameter whose default is None also takes null.
 
 Conversion by annotation is `converting`'s (str, numbers, bool, unions, Literal and Enum,
 containers, typed dicts, dataclasses, named tuples, pydantic models, dates, and any class built
-from its text); reading the text is `reading`'s.
+from its text), with its converters in `scalars` (one value) and `compound` (containers and
+records); reading the text is `reading`'s.
 
 `bind` is pure: it reads only the text and the signature (and, once, the refusal's template),
 and never raises for any input text. Everything it derives from a signature is computed once per

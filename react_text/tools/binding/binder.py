@@ -22,6 +22,7 @@ _VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
 _KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 _BLANK = frozenset({"", "none", "null", "{}", "[]"})
 _PREVIEW = 60  # characters of a refused value shown back to the model
+_OPENS_STRING = ("'", '"', "(")
 
 
 class _TakesTheRest:
@@ -97,6 +98,7 @@ class Shape:
     parameters: tuple[Parameter, ...]  # the named ones, in order (not *args/**kwargs)
     var_positional: Parameter | None
     var_keyword: Parameter | None
+    only: Parameter | None = None  # the one parameter, when there is one and no *args or **kwargs
 
     def form(self, name: str) -> str:
         """How the model writes a call: `search[query, limit=5]`."""
@@ -141,11 +143,14 @@ def _shape(fn: Callable[..., object]) -> Shape:
     named = [p for p in made if p.kind not in (_VAR_POSITIONAL, _VAR_KEYWORD)]
     if any(p.rest for p in named[:-1]) or any(p.rest and p.kind is _KEYWORD_ONLY for p in named):
         raise TypeError(f"only the last positional parameter of {fn!r} may be Rest (it takes the rest of the input)")
+    var_positional = next((p for p in made if p.kind is _VAR_POSITIONAL), None)
+    var_keyword = next((p for p in made if p.kind is _VAR_KEYWORD), None)
     return Shape(
         signature=signature,
         parameters=tuple(named),
-        var_positional=next((p for p in made if p.kind is _VAR_POSITIONAL), None),
-        var_keyword=next((p for p in made if p.kind is _VAR_KEYWORD), None),
+        var_positional=var_positional,
+        var_keyword=var_keyword,
+        only=named[0] if len(named) == 1 and var_positional is None and var_keyword is None else None,
     )
 
 
@@ -203,8 +208,8 @@ def _bind(s: Shape, text: str) -> inspect.BoundArguments:
         if text.strip().casefold() in _BLANK or (written is not None and written.value in ("", None, {}, [])):
             return _assign(s, [], {})
         raise _Refused(f"it takes no input, and was given {_preview(text)}")
-    if len(named) == 1 and s.var_positional is None and s.var_keyword is None:
-        return _bind_one(s, named[0], text)
+    if s.only is not None:
+        return _bind_one(s, s.only, text)
     decoded = reading.structured(text)
     first = named[0] if named else None
     if isinstance(decoded, dict):
@@ -257,7 +262,8 @@ def _bind_one(s: Shape, only: Parameter, text: str) -> inspect.BoundArguments:
     found = reading.fields(text) if said else []
     if any(f.name is not None and only.named(f.name) for f in found):
         return _assign(s, *_from_fields(s, text, found))  # `lookup[item="train ticket"]`
-    written = reading.literal(text)
+    # Only a quote (or a parenthesis, `("x")`) opens a string literal: any other text is not read as one.
+    written = reading.literal(text) if blank[:1] in _OPENS_STRING else None
     if written is not None and isinstance(written.value, str):  # `lookup["train ticket"]`
         return _assign(s, [written.value], {})
     if only.type.text and len(blank) >= 2 and blank[0] == blank[-1] == "`" and "`" not in blank[1:-1]:
@@ -317,6 +323,8 @@ def _assign(
     As `Signature.bind` does, positional values take the parameters in order from the first, and a
     parameter given both by position and by name (or by name twice) is refused, not moved along.
     """
+    if len(positional) == 1 and not keywords and not twice and s.only is not None:
+        return _assign_only(s, s.only, positional[0])
     values: dict[str, object] = {}
     extra_keywords: dict[str, object] = {}
     problems: list[str] = [f"{name} is given twice" for name in dict.fromkeys(twice)]
@@ -368,6 +376,17 @@ def _assign(
     if problems:
         raise _Refused("; ".join(problems))
     return _arguments(s, converted, list(star.values()), extra_keywords)
+
+
+def _assign_only(s: Shape, only: Parameter, value: object) -> inspect.BoundArguments:
+    """`_assign` of one value to a tool's only parameter (no *args, no **kwargs), the most common
+    call: nothing can be missing, given twice or left over, so the value is converted and bound as
+    `Signature.bind` binds one argument, by its name, whatever its kind."""
+    try:
+        converted = only.type.convert(value)
+    except Unfit as unfit:
+        raise _Refused(f"{only.name} takes {unfit.wants}, not {_preview(value)}") from None
+    return inspect.BoundArguments(s.signature, {only.name: converted})
 
 
 _K = typing.TypeVar("_K", int, str)
