@@ -7,6 +7,8 @@ else and matches no class names):
 
     member                     what it says                                       when absent
     agenerate(request)         an async call (types.AsyncModel)                   generate, on a thread
+    stream_reply(request)      the reply as it is written: ReplyDelta..., Reply   generate, as one delta
+    astream_reply(request)     the same, `async for` (AsyncStreamingModel)        stream_reply, on a thread
     context_window             its window in tokens (may ask the server, once)    unknown
     acontext_window()          the same, awaited                                  context_window
     count_tokens(text)         tokens in the model's own vocabulary                tiktoken by name
@@ -24,6 +26,11 @@ else and matches no class names):
 
 The backends declare theirs; a model of the user's own may declare any of them.
 
+A model that streams (`StreamingModel`, `AsyncStreamingModel`) gives each piece of the reply as
+it comes, a `ReplyDelta` (`reasoning=True`: the server's reasoning channel), and last the whole
+`Reply`, the one `generate` would have returned: the run reads that Reply, and the deltas only show
+it early (`Agent.stream`). A model without `stream_reply` is streamed as one delta (`whole`).
+
 `grammar_on` is the one place that decides whether a run sends the protocol grammar; `no_grammar`
 says, without asking a server, when a run certainly sends none.
 
@@ -37,12 +44,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
-from react_text.core.types import AsyncModel, Model
+from react_text.core.types import AsyncModel, Model, Reply, Request
 from react_text.prompting import Prompting
 
 if TYPE_CHECKING:
@@ -50,16 +57,53 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MIN_CONTEXT_TOKENS",
+    "AsyncStreamingModel",
     "Limits",
     "ModelInfo",
     "Prompting",
+    "ReplyDelta",
+    "StreamingModel",
     "bundled_encoding",
     "describe",
     "grammar_on",
     "no_grammar",
+    "whole",
 ]
 
 Counter = Callable[[str], int]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    """A piece of a reply as the model writes it: text, or the server's reasoning channel (`reasoning`)."""
+
+    text: str
+    reasoning: bool = False
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that gives its reply as it is written: `ReplyDelta`s, then the whole `Reply` (last,
+    once): what `generate` would have returned, its text the text deltas joined as far as the model
+    knows them (a backend that cuts a reply may say less in its deltas than its Reply holds, never more)."""
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]: ...
+
+
+@runtime_checkable
+class AsyncStreamingModel(Model, Protocol):
+    """`StreamingModel`, for `async for`."""
+
+    def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]: ...
+
+
+def whole(reply: Reply) -> Iterator[ReplyDelta | Reply]:
+    """A reply given whole, as a stream: its reasoning and its text as one delta each, then the reply."""
+    if reply.reasoning:
+        yield ReplyDelta(reply.reasoning, reasoning=True)
+    if reply.text:
+        yield ReplyDelta(reply.text)
+    yield reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +119,8 @@ class ModelInfo:
     stream: bool = False
     prefill: bool = False  # it takes Request.prefill (accepts_prefill)
     asynchronous: bool = False  # it has agenerate
+    streams: bool = False  # it has stream_reply
+    astreams: bool = False  # it has astream_reply
     limits: Limits | None = None  # recommended
     prompting: Prompting | None = None  # recommended
     count_tokens: Counter | None = None
@@ -105,6 +151,8 @@ def describe(model: Model) -> ModelInfo:
         stream=bool(getattr(model, "stream", False)),
         prefill=getattr(model, "accepts_prefill", False) is True,
         asynchronous=isinstance(model, AsyncModel),
+        streams=callable(getattr(model, "stream_reply", None)),
+        astreams=callable(getattr(model, "astream_reply", None)),
         limits=limits if isinstance(limits, Limits) else None,
         prompting=prompting if isinstance(prompting, Prompting) else None,
         count_tokens=count if callable(count) else None,
