@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from react_text.backends.local_sampling import drain, sample, threaded
+from react_text.backends.local_sampling import drain, sample
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError
-from react_text.core.model_info import MIN_CONTEXT_TOKENS, Limits, Prompting, ReplyDelta
+from react_text.core.model_info import MIN_CONTEXT_TOKENS, Limits, Prompting, ReplyDelta, threaded
 from react_text.core.sampling import check_seed, check_temperature
 from react_text.core.types import Api, Message, Reply, Request, Tokens, Usage
 

@@ -5,24 +5,20 @@ log-probability, and the text they spell up to the first stop sequence; given as
 
 The generator yields the reply's text as far as no later id can take it back (not the start of a
 stop sequence, not half a UTF-8 character), and returns the whole `Sampled`; `drain` runs it for
-its value alone. `threaded` carries a stream made on a thread (llama.cpp's own) to an event loop.
+its value alone.
 """
 
 from __future__ import annotations
 
-import asyncio
 import codecs
-import threading
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
-from concurrent.futures import Executor
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from react_text.core.types import Request
 
-__all__ = ["Sampled", "drain", "first_stop", "sample", "threaded"]
+__all__ = ["Sampled", "drain", "first_stop", "sample"]
 
-_T = TypeVar("_T")
 _Value = TypeVar("_Value")
 
 
@@ -138,42 +134,3 @@ def drain(call: Generator[Any, None, _Value]) -> _Value:
             next(call)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
-
-
-async def threaded(make: Callable[[], Iterator[_T]], worker: Executor | None = None) -> AsyncIterator[_T]:
-    """The items of the iterator `make()` gives, made on `worker` (a thread; None: the loop's
-    default), as they come; let go early, the iterator is closed at its next item."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
-    stop = threading.Event()
-
-    def pump() -> None:
-        put = queue.put_nowait
-        try:
-            items = make()
-            try:
-                for item in items:
-                    if stop.is_set():
-                        break
-                    loop.call_soon_threadsafe(put, (0, item))
-            finally:
-                close = getattr(items, "close", None)
-                if close is not None:
-                    close()
-        except BaseException as exc:  # noqa: BLE001 - raised where the items are read
-            loop.call_soon_threadsafe(put, (1, exc))
-            return
-        loop.call_soon_threadsafe(put, (2, None))
-
-    future = loop.run_in_executor(worker, pump)
-    try:
-        while True:
-            kind, item = await queue.get()
-            if kind == 1:
-                raise item
-            if kind == 2:
-                break
-            yield item
-    finally:
-        stop.set()
-        await asyncio.shield(future)

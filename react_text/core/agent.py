@@ -28,6 +28,7 @@ from react_text.core.limits import Limits
 from react_text.core.model_info import ModelInfo, describe, grammar_on, no_grammar
 from react_text.core.protocol import THINK_OPEN
 from react_text.core.spec import EpisodeSpec
+from react_text.core.streaming import AStream, Stream
 from react_text.core.types import Model, Parser, RunResult
 from react_text.observers.observing import Observer
 from react_text.parser import PARSERS, parse
@@ -36,11 +37,13 @@ from react_text.tokens import meter as budget
 from react_text.tools.tool import Tool, as_tools, listing
 
 __all__ = [
+    "AStream",
     "Agent",
     "Approver",
     "AsyncRun",
     "Parser",
     "Run",
+    "Stream",
 ]
 
 
@@ -182,6 +185,16 @@ class Agent:
 
     def aiter_steps(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AsyncRun:
         return AsyncRun(self, task, observer, seed=seed)
+
+    def stream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Stream:
+        """The run as it is written: typed events as the model's text arrives (`streaming.py`: text
+        deltas, each action once read whole, the observation, each step's end with the Step
+        `iter_steps` gives, the run's end with the RunResult `run` returns); then `.result`."""
+        return Stream(self, task, observer, seed=seed)
+
+    def astream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AStream:
+        """`stream`, for `async for`."""
+        return AStream(self, task, observer, seed=seed)
 
 
 def _check_model(model: object) -> None:

@@ -42,11 +42,14 @@ that counts as the engine does) are handed over here.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
 from react_text.core.types import AsyncModel, Model, Reply, Request
@@ -67,10 +70,12 @@ __all__ = [
     "describe",
     "grammar_on",
     "no_grammar",
+    "threaded",
     "whole",
 ]
 
 Counter = Callable[[str], int]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,45 @@ def whole(reply: Reply) -> Iterator[ReplyDelta | Reply]:
     if reply.text:
         yield ReplyDelta(reply.text)
     yield reply
+
+
+async def threaded(make: Callable[[], Iterator[_T]], worker: Executor | None = None) -> AsyncIterator[_T]:
+    """The items of the iterator `make()` gives, made on `worker` (a thread; None: the loop's
+    default), as they come; let go early, the iterator is closed at its next item."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        put = queue.put_nowait
+        try:
+            items = make()
+            try:
+                for item in items:
+                    if stop.is_set():
+                        break
+                    loop.call_soon_threadsafe(put, (0, item))
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+        except BaseException as exc:  # noqa: BLE001 - raised where the items are read
+            loop.call_soon_threadsafe(put, (1, exc))
+            return
+        loop.call_soon_threadsafe(put, (2, None))
+
+    future = loop.run_in_executor(worker, pump)
+    try:
+        while True:
+            kind, item = await queue.get()
+            if kind == 1:
+                raise item
+            if kind == 2:
+                break
+            yield item
+    finally:
+        stop.set()
+        await asyncio.shield(future)
 
 
 @dataclass(frozen=True, slots=True)
