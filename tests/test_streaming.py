@@ -438,3 +438,38 @@ def test_a_streamed_request_is_the_request_with_stream_on() -> None:
         ("max_tokens", "messages", "model", "stop", "stream", "stream_options", "temperature")
     }
     assert re.search("ACTION", served.bodies[0]["messages"][0]["content"])
+
+
+# --- react-text run ------------------------------------------------------------------------------------
+
+
+def _trace(path: Path) -> list[dict[str, Any]]:
+    """A trace's events, wall times aside."""
+
+    def timeless_value(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: timeless_value(v) for k, v in value.items() if k not in ("t", "seconds", "tool_seconds")}
+        if isinstance(value, list):
+            return [timeless_value(v) for v in value]
+        return value
+
+    return [timeless_value(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_react_text_run_streams_and_its_trace_is_the_unstreamed_one(tmp_path: Path) -> None:
+    from cli_support import cli
+
+    script = "THOUGHT: add\nACTION: calculator[2 + 3]\nOBSERVATION: 99\n---\nTHOUGHT: ok\nFINAL: 5\n"
+    (tmp_path / "s.txt").write_text(script, encoding="utf-8")
+    runs = {}
+    for flag in ("--stream", "--no-stream", None):
+        trace = tmp_path / f"{flag}.jsonl"
+        args = ["run", "--script", "s.txt", "--trace", str(trace), *([flag] if flag else []), "What is 2 + 3?"]
+        runs[flag] = cli(*args, cwd=tmp_path)
+        assert runs[flag].returncode == 0, runs[flag].stderr
+    assert _trace(tmp_path / "--stream.jsonl") == _trace(tmp_path / "--no-stream.jsonl")
+    assert runs[None].stdout == runs["--no-stream"].stdout  # piped, without --stream: whole steps, as ever
+    streamed = runs["--stream"].stdout
+    assert "THOUGHT: add\nACTION: calculator[2 + 3]\nOBSERVATION: 5\n" in streamed
+    assert "99" not in streamed.split("cut a made-up observation")[0]  # said only as what the guard cut
+    assert streamed.rstrip().endswith("5")
