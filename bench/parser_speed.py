@@ -1,6 +1,7 @@
 """Parser speed: the common case and the worst case, beside the naive and strict parsers (and peers).
 
     python bench/parser_speed.py
+    python bench/parser_speed.py --versus        only react-text against smolagents on the mix
     REACT_TEXT_PEERS_PYTHON=/tmp/peers-venv/bin/python python bench/parser_speed.py
 
 The common case: replies a second on canonical replies (the form the prompt teaches), on a mix of
@@ -12,6 +13,10 @@ the tolerant parser), and the tolerant parser's growth exponent from 10 KB to 1 
 against log(size): 1.0 is linear). Times are CPU time, the least of several runs (best of 5 for the
 worst cases), so other processes on a shared machine count for little.
 
+First, with smolagents importable here (the `peers` extra), react-text's tolerant parser against
+smolagents' text parser on the mix, in one process, interleaved round by round: the medians and
+bests of 15 rounds, and their ratios from the same run.
+
 Peers are not dependencies: with REACT_TEXT_PEERS_PYTHON naming the Python of a venv that has
 smolagents and LangChain (`python -m venv /tmp/peers-venv && /tmp/peers-venv/bin/pip install
 smolagents "langchain<0.4"`), bench/peers/parser_peers.py times their parsers on the same texts in
@@ -21,10 +26,12 @@ blob; LangChain: Action / Action Input), so on the mix they refuse some replies:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -115,6 +122,40 @@ def rate(parse: Callable[..., object], replies: list[tuple[str, tuple[str, ...]]
     return len(batch) / took
 
 
+def _smolagents() -> Callable[[str], object] | None:
+    """smolagents' text parser, when it imports here (the `peers` extra), with a refusal counted as a reading."""
+    try:
+        from smolagents.models import get_tool_call_from_text
+    except ImportError:
+        return None
+
+    def read(text: str) -> object:
+        with contextlib.suppress(ValueError):  # its refusal is a reading; the time is what is measured
+            return get_tool_call_from_text(text, "name", "arguments")
+        return None
+
+    return read
+
+
+def head_to_head(
+    replies: list[str], contenders: dict[str, Callable[[str], object]], rounds: int = 15, size: int = 2000
+) -> dict[str, list[float]]:
+    """Replies a second of each contender on the same replies, interleaved: each round times every
+    contender once on `size` replies (CPU time), in an order that turns each round, so a burst of
+    load on a shared machine falls on all of them alike."""
+    batch = (replies * (size // len(replies) + 1))[:size]
+    names = list(contenders)
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            read = contenders[name]
+            started = time.process_time()
+            for text in batch:
+                read(text)
+            rates[name].append(len(batch) / (time.process_time() - started))
+    return rates
+
+
 def peers(sets: dict[str, list[str]], shapes: dict[str, str]) -> dict[str, dict[str, dict[str, float]]] | None:
     python = os.environ.get("REACT_TEXT_PEERS_PYTHON")
     if not python:
@@ -132,7 +173,28 @@ def peers(sets: dict[str, list[str]], shapes: dict[str, str]) -> dict[str, dict[
     return result
 
 
+def versus() -> None:
+    smolagents = _smolagents()
+    if smolagents is None:
+        print("react-text against smolagents: skipped (smolagents is not installed here: the `peers` extra)\n")
+        return
+    print("react-text against smolagents on the mix of 10 realistic replies, in one run")
+    print("(15 interleaved rounds of 2,000 replies each; replies a second, CPU time)")
+    rates = head_to_head(MIX, {"react-text": PARSERS["tolerant"], "smolagents": smolagents})
+    print(f"{'parser':<18}{'median':>14}{'best':>14}")
+    for name, got in rates.items():
+        print(f"{name:<18}{statistics.median(got):>14,.0f}{max(got):>14,.0f}")
+    ours, theirs = rates["react-text"], rates["smolagents"]
+    print(
+        f"react-text / smolagents: {statistics.median(ours) / statistics.median(theirs):.2f}x (medians), "
+        f"{max(ours) / max(theirs):.2f}x (bests)\n"
+    )
+
+
 def main() -> None:
+    versus()
+    if "--versus" in sys.argv[1:]:
+        return
     corpus = [(case.sent, case.tools) for case in load(ROOT / "tests" / "data" / "replies.jsonl")]
     sets = {
         "canonical": [(t, ()) for t in CANONICAL],

@@ -276,7 +276,7 @@ DAMAGE = {
     "not json": ('{"format": "react-text/run-st', "not JSON"),
     "a trace": ('{"event": "run_start"}', "not a react-text run state"),
     "a list": ("[1, 2]", "not a react-text run state"),
-    "newer": (_damaged(lambda d: d.update(version=2)), "version 2"),
+    "newer": (_damaged(lambda d: d.update(version=3)), "version 3"),
     "no task": (_damaged(lambda d: d.pop("task")), "task is missing"),
     "bad seed": (_damaged(lambda d: d.update(seed="7")), "seed"),
     "bad event": (_damaged(lambda d: d["log"].append({"kind": "teleported"})), "log[4] is no event"),

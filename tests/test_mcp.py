@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import pytest
 
@@ -27,6 +27,7 @@ pytest.importorskip("mcp", reason='needs pip install "react-text[mcp]"')
 
 from react_text import Agent, ScriptedModel, prompting
 from react_text.core.errors import ConfigError
+from react_text.tools.binding import Key
 from react_text.tools.mcp import Parameters, Server, ToolError, mcp_tools
 from react_text.tools.mcp import sessions as mcp_sessions
 from react_text.tools.tool import Tool, listing
@@ -173,13 +174,13 @@ def test_parameters_come_from_the_json_schema() -> None:
         ("query", str, empty),
         ("ratio", float, empty),
         ("exact", bool, empty),
-        ("from_", Literal["mon", "tue"], empty),
+        ("from_", Annotated[Literal["mon", "tue"], Key("from")], empty),  # written as the schema spells it
         ("limit", int, 5),
         ("tags", list[str] | None, None),
         ("filters", dict | None, None),
         ("after", str | None, None),
         ("unit", Literal["C", "F"] | None, None),
-        ("max_results", int | None, None),
+        ("max_results", Annotated[int | None, Key("max-results")], None),
         ("anything", Any, None),
     ]
     assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in parameters.signature.parameters.values())

@@ -27,6 +27,7 @@ from react_text import ConfigError
 from react_text.cli import main as cli
 from react_text.evaluation import load
 from react_text.evaluation.scripts import task_id, trace_name
+from react_text.prompting import render
 
 TESTS = Path(__file__).resolve().parent
 COUNTER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'mcp_servers' / 'counter.py'))}"
@@ -230,7 +231,11 @@ def test_eval_takes_tools_from_a_module_and_from_mcp_servers(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     by_task = {json.loads(p.read_text().splitlines()[0])["task"]: p for p in traces.iterdir()}
     assert observations(by_task["Shout hi"]) == ["HI!"]
-    assert observations(by_task["Bump twice"]) == ["1", "2"]
+    # the counter ran twice (it has side effects): the second observation is its output, and the
+    # repeats brake's note follows it (docs/troubleshooting.md, corrections/repeated_call.txt)
+    told = render("corrections/repeated_call", result="2", tool="bump", input="", times=2)
+    assert observations(by_task["Bump twice"]) == ["1", told]
+    assert told.startswith("2\n(You have called bump[] 2 times in a row")
 
 
 def test_eval_help_lists_tools_and_mcp() -> None:
@@ -401,3 +406,39 @@ def test_no_output_of_eval_is_one_of_its_inputs(tmp_path: Path, flags: list[str]
     line = set_up_error(command("eval", "tasks.jsonl", *script, *flags, cwd=tmp_path))
     assert line.startswith(f"react-text: {says} ") and "written over" in line, line
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # nothing written
+
+
+def test_a_groups_traces_replay_each_sample_its_own_and_a_wrong_one_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/how-to/async-and-eval.md: `eval --n K --trace DIR` writes a trace an episode
+    (`DIR/ID#k`, named by `trace_name`), and `eval --script DIR --n K` plays each sample its own;
+    a trace of another sample is refused, never played; without --n the folder of a group says to
+    give it; a folder of one script a task plays it for every sample."""
+    tasks = write(tmp_path / "tasks.jsonl", TASKS[:1])
+    (tmp_path / "one.txt").write_text("FINAL: 2\n", encoding="utf-8")
+    traces = tmp_path / "traces"
+    assert (
+        cli.main(["eval", str(tasks), "--script", str(tmp_path / "one.txt"), "--n", "2", "--trace", str(traces)]) == 0
+    )
+    assert sorted(p.name for p in traces.iterdir()) == [trace_name("t1#0"), trace_name("t1#1")]
+    starts = [json.loads((traces / trace_name(f"t1#{k}")).read_text().splitlines()[0]) for k in (0, 1)]
+    assert [(s["task_id"], s["sample"]) for s in starts] == [("t1", 0), ("t1", 1)]
+    out = tmp_path / "again.jsonl"
+    assert cli.main(["eval", str(tasks), "--script", str(traces), "--n", "2", "--out", str(out)]) == 0
+    assert sorted((r["sample"], r["answer"]) for r in results(out)) == [(0, "2"), (1, "2")]
+    capsys.readouterr()
+    with pytest.raises(ConfigError, match=r"give --n"):
+        _scripts_of(traces, 1)
+    (traces / trace_name("t1#0")).write_text((traces / trace_name("t1#1")).read_text())  # sample 1's, as 0's
+    with pytest.raises(ConfigError, match=r"sample 1 of 't1', not of sample 0"):
+        _scripts_of(traces, 2)
+    folder = scripts(tmp_path / "scripts", TASKS[:1])
+    assert cli.main(["eval", str(tasks), "--script", str(folder), "--n", "3", "--out", str(out)]) == 0
+    assert sorted((r["sample"], r["answer"]) for r in results(out)) == [(0, "2"), (1, "2"), (2, "2")]
+
+
+def _scripts_of(folder: Path, n: int) -> object:
+    from react_text.evaluation import scripts as played
+
+    return played.scripts(folder, {"t1": "What is 1 + 1?"}, n=n)

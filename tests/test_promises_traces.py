@@ -442,3 +442,50 @@ def test_shown_text_holds_no_control_but_newline_and_tab(text: str) -> None:
     visible.encode("utf-8")
     assert all(c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cs") for c in visible)
     assert shown(visible) == visible  # nothing left to escape
+
+
+RISKY = '''
+from react_text import tool
+
+
+@tool(risky=True)
+def zap(name: str) -> str:
+    """Zap a thing."""
+    return f"zapped {name}"
+'''
+
+
+def test_the_approval_of_a_run_is_in_its_trace_and_an_old_trace_without_it_asks(tmp_path: Path) -> None:
+    """docs/how-to/traces.md: run_start records whether risky calls were approved with --yes, and a
+    replay approves them as the traced run did, no flag repeated; a trace written before the field
+    was recorded replays as it did then (asking: without a terminal, declined); a value other
+    than yes or ask is a damaged trace, one line and exit 2."""
+    (tmp_path / "risky.py").write_text(RISKY)
+    (tmp_path / "replies.txt").write_text("ACTION: zap[old]\n---\nFINAL: done\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "react_text.cli", "run", *args]
+        return subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False
+        )
+
+    for flags, name, approve in [(["--yes"], "yes.jsonl", "yes"), ([], "ask.jsonl", "ask")]:
+        done = run("--tools", "./risky.py", *flags, "--script", "replies.txt", "--trace", name, "Zap it.")
+        assert done.returncode == 0, done.stderr
+        assert events(tmp_path / name)[0]["approve"] == approve
+    again = run("--script", "yes.jsonl", "--trace", "again.jsonl")
+    assert "OBSERVATION: zapped old" in again.stdout, again.stderr
+    assert "approved with --yes" in again.stderr
+    assert events(tmp_path / "again.jsonl")[0]["approve"] == "yes"  # a replay of a replay approves too
+    assert "declined zap[old]" in run("--script", "ask.jsonl").stderr
+    old = events(tmp_path / "yes.jsonl")
+    del old[0]["approve"]
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(event) + "\n" for event in old))
+    replayed = run("--script", "old.jsonl")
+    assert replayed.returncode == 0, replayed.stderr
+    assert "declined zap[old]: no terminal to ask (use --yes)" in replayed.stderr
+    old[0]["approve"] = True
+    (tmp_path / "bad.jsonl").write_text("".join(json.dumps(event) + "\n" for event in old))
+    bad = run("--script", "bad.jsonl")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert "bad.jsonl:1" in bad.stderr and "approve" in bad.stderr

@@ -35,6 +35,7 @@ KNOWN = {
     "corrections/tool_no_result": {"tool", "kind"},
     "corrections/bad_input": {"tool", "problem", "form"},
     "corrections/declined": {"tool", "input"},
+    "corrections/denied": {"tool", "input", "reason"},
     "corrections/outcome_unknown": {"tool", "input"},
     "corrections/budget_low": {"observation", "left"},
     "corrections/force_final": {"limit"},
@@ -52,6 +53,20 @@ KNOWN = {
     "examples/generic": {"tool", "call"},
     "serving/choice_named": {"tool"},
     "serving/wrong_tool": {"tool", "called"},
+    "serving/schema/missing": {"at"},
+    "serving/schema/type": {"at", "wants", "value"},
+    "serving/schema/minimum": {"at", "limit", "value"},
+    "serving/schema/maximum": {"at", "limit", "value"},
+    "serving/schema/exclusive_minimum": {"at", "limit", "value"},
+    "serving/schema/exclusive_maximum": {"at", "limit", "value"},
+    "serving/schema/min_length": {"at", "limit", "unit", "value"},
+    "serving/schema/max_length": {"at", "limit", "unit", "value"},
+    "serving/schema/pattern": {"at", "pattern", "value"},
+    "serving/schema/choice": {"at", "choices", "value"},
+    "serving/schema/min_items": {"at", "limit", "unit", "count"},
+    "serving/schema/max_items": {"at", "limit", "unit", "count"},
+    "serving/schema/unknown_key": {"at", "key", "known"},
+    "serving/schema/no_form": {"at", "value"},
 }
 
 

@@ -248,3 +248,36 @@ def test_a_pumped_reply_ends_the_run_quickly_through_the_agent(drive: Any, frame
     result = drive(agent, "Go.")
     assert time.process_time() - start < 10 * BOUND
     assert result.stop_reason in ("final", "max_steps", "format_errors", "max_tokens")
+
+
+# A quoted value inside a bracketed input (parser/quoted.py: a bracket inside quotes is the value's):
+# many quotes, brackets inside and between them, each opening or closing a value or neither, must
+# not make the reader scan back over what it has read.
+QUOTED_FRAMES = ['ACTION: x["', 'ACTION: x[{"a": "', "ACTION: x[a='", "ACTION: x(", 'x["']
+QUOTED_RUNS = ['", "', ' "x] ', '[", "', "']", '"a\\"]', '{"a": "]', '"\n', "\"'`"]
+
+
+@pytest.mark.parametrize("frame", QUOTED_FRAMES, ids=[repr(f) for f in QUOTED_FRAMES])
+def test_pumped_quoted_inputs_read_in_linear_time(frame: str) -> None:
+    slow = []
+    for i, run in enumerate(QUOTED_RUNS):
+        end = ENDS[i % len(ENDS)]
+        if (found := _linear(_read, lambda n, r=run, e=end: _reply(frame, r, e, n))) is not None:
+            slow.append(f"{run!r} then {end!r}: {found}")
+    assert slow == []
+
+
+def test_no_shape_of_the_bench_costs_much_more_than_the_others() -> None:
+    # bench/parser_speed.py's worst cases at 100 KB, against one another in the same run (a shared
+    # machine's load falls on all alike): "unclosed fences" once cost ~10x the median (a Python step
+    # for every backtick of 100 KB of "```" lines, in quoted.quoted_end); none may cost over 4x.
+    import sys
+
+    sys.path.insert(0, str(ROOT.parent / "bench"))
+    try:
+        import parser_speed
+    finally:
+        sys.path.remove(str(ROOT.parent / "bench"))
+    costs = {name: _cost(parse, make(BIG), repeats=3) for name, make in parser_speed.SHAPES.items()}
+    median = sorted(costs.values())[len(costs) // 2]
+    assert {name: cost for name, cost in costs.items() if cost > 4 * median} == {}, median

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,24 @@ def test_a_set_up_mistake_is_one_line(tmp_path: Path, args: tuple[str, ...], sai
     assert said in set_up_error(cli("serve", *args, cwd=tmp_path))
 
 
+def test_a_port_in_use_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text("FINAL: 2\n", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        said = set_up_error(cli("serve", "--script", "s.txt", "--port", str(port), cwd=tmp_path))
+    assert said.startswith(f"react-text: cannot listen on 127.0.0.1:{port}: "), said
+    assert "in use" in said.casefold()
+
+
+def test_a_host_that_cannot_be_bound_is_one_line_and_exit_status_2(tmp_path: Path) -> None:
+    (tmp_path / "s.txt").write_text("FINAL: 2\n", encoding="utf-8")
+    for host in ("203.0.113.7", "no-such-host.invalid"):  # not this machine's; not a name at all
+        said = set_up_error(cli("serve", "--script", "s.txt", "--host", host, "--port", "0", cwd=tmp_path))
+        assert said.startswith(f"react-text: cannot listen on {host}:0: "), said
+
+
 @pytest.mark.slow
 def test_the_embedded_model_behind_the_endpoint_writes_a_tool_call() -> None:
     pytest.importorskip("llama_cpp", reason='needs pip install "react-text[local]"')
@@ -82,3 +101,18 @@ def test_the_embedded_model_behind_the_endpoint_writes_a_tool_call() -> None:
     assert call.function.name == "add" and made.choices[0].finish_reason == "tool_calls"
     assert set(arguments) == {"a", "b"} and all(type(v) is int for v in arguments.values())  # typed by the grammar
     assert made.usage is not None and made.usage.prompt_tokens > 100
+
+
+def test_app_stays_the_function_once_every_module_of_serving_is_imported() -> None:
+    """The full suite imports every module (test_imports.py); a submodule named `app` then took the
+    package's attribute `app`, and every later `app(upstream)` was "'module' object is not callable"."""
+    import importlib
+    import pkgutil
+
+    import react_text.serving as serving
+    from react_text import ScriptedModel
+
+    for module in pkgutil.iter_modules(serving.__path__):
+        importlib.import_module(f"react_text.serving.{module.name}")
+    assert serving.app is app and callable(serving.app)
+    assert callable(serving.app(ScriptedModel(["FINAL: x"])))

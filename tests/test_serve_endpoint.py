@@ -86,10 +86,32 @@ def test_parallel_actions_are_several_tool_calls_with_their_own_ids() -> None:
     calls = made.choices[0].message.tool_calls
     assert [json.loads(c.function.arguments) for c in calls] == [{"city": "Paris"}, {"city": "Oslo"}]
     assert len({c.id for c in calls}) == 2
-    one, _ = ask(
-        ScriptedModel([reply]), messages=[{"role": "user", "content": "x"}], tools=[WEATHER], parallel_tool_calls=False
+
+
+def test_without_parallel_tool_calls_a_reply_of_several_actions_is_asked_again_for_one() -> None:
+    several = "THOUGHT: both at once\nACTION: get_weather[Paris]\nACTION: get_weather[city=Oslo]"
+    model = ScriptedModel([several, "THOUGHT: Paris first\nACTION: get_weather[Oslo]"])
+    one, headers = ask(
+        model, messages=[{"role": "user", "content": "Paris and Oslo?"}], tools=[WEATHER], parallel_tool_calls=False
     )
-    assert [json.loads(c.function.arguments) for c in one.choices[0].message.tool_calls] == [{"city": "Paris"}]
+    assert [json.loads(c.function.arguments) for c in one.choices[0].message.tool_calls] == [{"city": "Oslo"}]
+    assert headers["x-react-text-tries"] == "2"
+    assert "one ACTION per reply" in model.calls[0].prompt[0].content  # told before, by the instruction block
+    told = model.calls[1].prompt[-1].content
+    assert told.startswith("OBSERVATION: Parallel tool calls are off") and "one ACTION" in told, told
+    model.assert_all_used()
+
+
+def test_without_parallel_tool_calls_several_actions_every_time_are_content_with_why() -> None:
+    several = "ACTION: get_weather[Paris]\nACTION: get_weather[Oslo]"
+    made, headers = ask(
+        ScriptedModel([several] * 3),
+        messages=[{"role": "user", "content": "?"}],
+        tools=[WEATHER],
+        parallel_tool_calls=False,
+    )
+    assert made.choices[0].message.tool_calls is None and made.choices[0].message.content == several
+    assert headers["x-react-text-unread"] == "several_actions"
 
 
 def test_the_results_of_several_calls_are_labelled_observations_in_the_calls_order() -> None:

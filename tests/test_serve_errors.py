@@ -4,7 +4,10 @@ right status, naming the field, and never a traceback, to the client or on the c
 from __future__ import annotations
 
 import json
+import re
 import socket
+import typing
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -14,9 +17,11 @@ from serving_support import ADD, WEATHER, serving
 
 from react_text import Limits, ModelError, OpenAIChat, ScriptedModel
 from react_text.core.errors import ContextLengthError
+from react_text.core.types import ParseErrorReason
 from react_text.serving import app
 
 USER = [{"role": "user", "content": "?"}]
+SERVE_DOCS = (Path(__file__).parents[1] / "docs" / "how-to" / "serve.md").read_text(encoding="utf-8")
 
 
 def post(asgi: Any, body: object, headers: dict[str, str] | None = None) -> httpx.Response:
@@ -126,6 +131,29 @@ def test_a_body_past_the_bound_is_a_413_whether_or_not_its_length_is_declared() 
         chunked = httpx.post(f"{url}/chat/completions", content=pieces())
     assert chunked.status_code == 413 and chunked.json()["error"]["code"] == "request_too_large"
     assert model.calls == []
+
+
+def test_the_default_bound_is_the_4_mib_the_docs_say() -> None:
+    model = ScriptedModel(["FINAL: read"])
+    MiB = 1024 * 1024
+    assert "past 4 MiB" in SERVE_DOCS and "| `max_body` | 4 MiB (4,194,304 bytes) |" in SERVE_DOCS
+
+    def body(size: int) -> bytes:
+        made = json.dumps({"model": "m", "messages": [{"role": "user", "content": ""}]}).encode()
+        return made.replace(b'"content": ""', b'"content": "' + b"x" * (size - len(made)) + b'"')
+
+    endpoint = app(model)
+    assert post(endpoint, body(4 * MiB + 1)).status_code == 413
+    assert post(endpoint, body(4 * MiB)).status_code == 200
+
+
+def test_the_docs_list_every_reason_a_reply_was_not_read() -> None:
+    source = (Path(__file__).parents[1] / "react_text" / "serving" / "replies.py").read_text(encoding="utf-8")
+    said = set(re.findall(r'unread\("(\w+)"', source)) | set(re.findall(r'problems\.append\(\("(\w+)"', source))
+    reasons = said | set(typing.get_args(ParseErrorReason))
+    assert len(said) >= 8
+    listed = set(re.findall(r"^\| `(\w+)` \|", SERVE_DOCS.split("## Why a reply was not read")[1], re.MULTILINE))
+    assert listed == reasons
 
 
 def test_an_upstream_that_cannot_be_reached_is_a_502_with_its_reason(capfd: pytest.CaptureFixture[str]) -> None:

@@ -35,6 +35,7 @@ _EXAMPLES_EVAL = """examples:
   react-text eval bench/tasks/suite.jsonl --zero-shot --no-grammar --out results.jsonl
   react-text eval tasks.jsonl --model m --base-url http://127.0.0.1:8080/v1 --base-url http://127.0.0.1:8081/v1
   react-text eval tasks.jsonl --model m --base-url ... --out results.jsonl --resume   (after a crash)
+  react-text eval tasks.jsonl --model m --base-url ... --out results.jsonl --state runs.db --resume   (mid-episode too)
   react-text eval bench/tasks/suite.jsonl --n 4 --temperature 0.8 --trajectories groups.jsonl   (GRPO groups)
 """
 
@@ -64,6 +65,12 @@ def add(commands: Any) -> None:
         action="store_true",
         help="keep the results already in --out FILE and run only the other tasks (and again those that ended "
         "in model_error: the server failed, not the model)",
+    )
+    evaluate.add_argument(
+        "--state",
+        metavar="FILE",
+        help="keep each episode's state in FILE (SQLite), saved after every step: with --resume, episodes "
+        "stopped mid-way go on from where they were",
     )
     evaluate.add_argument(
         "--trace", metavar="DIR", help="write a trace per task to DIR/ID.jsonl (an id's odd characters escaped)"
@@ -117,7 +124,7 @@ def _eval(args: argparse.Namespace) -> int:
     choices = choices_of(args)
     models: Any = None
     if args.script:  # the traces' settings and tools' sources, where the flags give none
-        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks})
+        models, recorded = scripts.scripts(args.script, {t.id: t.task for t in tasks}, n=args.n)
         choices = choices.over(recorded)
     root = Path(choices.root) if choices.root else Path(args.tasks).parent / "docs"
     if any(name in ("search", "read") for t in tasks for name in t.tools) and not root.is_dir():
@@ -149,6 +156,11 @@ def _eval(args: argparse.Namespace) -> int:
     refuse_unused(args, probe, prompting)
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE: the results to keep")
+    if args.state and (args.script or args.ray is not None):
+        raise ConfigError(
+            "--state keeps episodes in one local file for a live model: not with --script (its replies play "
+            "from the first) or --ray (workers on other machines)"
+        )
     done = evaluation.resume(args.out) if args.resume else []
     known = {t.id for t in tasks}
     done = [o for o in done if o.id in known and o.sample < args.n]
@@ -232,6 +244,13 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         except OSError as exc:
             raise ConfigError(f"cannot write {args.trajectories}: {exc.strerror}") from exc
 
+    if args.state and not args.resume:  # a new eval: the states of an earlier one in FILE go, as --out's results do
+        from react_text.durable import SQLiteStore
+
+        earlier = SQLiteStore(args.state)
+        for run_id in earlier.runs():
+            earlier.delete(run_id)
+        earlier.close()
     options = evaluation.Options(
         root=root,
         limits=settings.limits,
@@ -244,6 +263,7 @@ def _eval_with(args: argparse.Namespace, settings: _EvalSettings, extra: Sequenc
         trajectories=Path(args.trajectories) if args.trajectories else None,
         n=args.n,
         seed=args.seed,
+        states=Path(args.state) if args.state else None,
     )
 
     def episodes() -> Any:

@@ -2,9 +2,10 @@
 
 react-text run "What is 17 * 23 + 5?"                  the embedded local model
 react-text run --model gpt-4o-mini "..."                any OpenAI-compatible server
+react-text run --state run.json "..."; react-text resume run.json    a run kept, and gone on with
 echo 'ACTION: add[2, 3]' | react-text parse             one reply's parse, as JSON
 
-One module a command (run, replay, eval, fetch, parse, mcp), each adding its parser and its
+One module a command (run, resume, replay, eval, fetch, parse, mcp), each adding its parser and its
 handler; the flags they share are `flags`, what the flags choose `choices`, the files they name
 `files`, what they print `printing`. Models and tools are found by `evaluation.config`, tasks run
 and are scored by `evaluation`. Whatever the user can get wrong (a file or module that is not
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from react_text.cli import eval as eval_command
-from react_text.cli import fetch, mcp, parse, replay, run
+from react_text.cli import fetch, mcp, parse, replay, resume, run
 from react_text.cli.flags import Parser, package_version
 from react_text.core.errors import ReactTextError
 from react_text.observers.written import shown
@@ -61,7 +62,7 @@ def _arguments() -> argparse.ArgumentParser:
     top = Parser(prog="react-text", description="ReAct agents over a plain-text protocol.")
     top.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
-    for command in (run, replay, eval_command, fetch, parse, mcp):
+    for command in (run, resume, replay, eval_command, fetch, parse, mcp):
         command.add(commands)
 
     from react_text.serving import command as serving  # `react-text serve` (react_text.serving)

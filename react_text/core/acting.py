@@ -19,7 +19,19 @@ from collections.abc import Generator, Sequence
 
 from react_text import prompting
 from react_text.core import protocol
-from react_text.core.commands import Approval, Approve, Command, Decided, Event, Invoke, InvokeAll, Ran, RanAll
+from react_text.core.commands import (
+    Approval,
+    Approve,
+    Command,
+    Decided,
+    Deny,
+    Edit,
+    Event,
+    Invoke,
+    InvokeAll,
+    Ran,
+    RanAll,
+)
 from react_text.core.repeats import Call, Streak
 from react_text.core.spec import EpisodeSpec
 from react_text.core.types import Action, Actions
@@ -47,6 +59,7 @@ class Actor:
         self.tool_calls = 0
         self.streak = Streak(self.limits.repeats)  # identical calls in a row (repeats.py)
         self.in_a_row: tuple[int, ...] = ()  # of the reply being acted on: each call's place in its run
+        self.edited: list[Invoke] = []  # calls an approver edited: not what the model wrote, so not remembered
 
     def act(self, action: Action, number: int) -> Generator[Command, Event, tuple[str, float] | None]:
         """Run the action, or say why not: the observation and the tool's time; None to stop the run."""
@@ -75,12 +88,23 @@ class Actor:
             if self.spec.asks_approval:
                 decided = typing.cast("Decided", (yield Approve(chosen, action)))  # as checked
                 decision = decided.approval
-            if decision == "stop":
+            if isinstance(decision, Deny):  # a no with a reason (a decision made later, say)
+                return prompting.render(
+                    "corrections/denied", tool=chosen.name, input=action.input, reason=decision.reason
+                )
+            if isinstance(decision, Edit):  # a yes to the call with the approver's input
+                arguments = binding.bind(chosen, decision.input)
+                if isinstance(arguments, binding.Refusal):
+                    return arguments.message
+            elif decision == "stop":
                 return None
-            if not decision:
+            elif not decision:
                 return prompting.render("corrections/declined", tool=chosen.name, input=action.input)
         limit = chosen.timeout if chosen.timeout is not None else self.limits.tool_seconds
-        return Invoke(chosen, arguments, limit)
+        invoke = Invoke(chosen, arguments, limit)
+        if chosen.risky and isinstance(decision, Edit):
+            self.edited.append(invoke)
+        return invoke
 
     def _settle(self, invoke: Invoke, action: Action, ran: Ran, number: int) -> str:
         """What a call came to, as fed back; a success is remembered, to catch a repeat."""
@@ -88,7 +112,10 @@ class Actor:
         text = self.account.cut(ran.outcome.text)
         if not invoke.tool.pure:  # it may have changed what a pure tool reads: no earlier result stands
             self.done.clear()
-        if _remembered(invoke.tool) and ran.outcome.kind == "ok":  # an idempotent call stands until another
+        edited = any(invoke is e for e in self.edited)
+        if (
+            _remembered(invoke.tool) and ran.outcome.kind == "ok" and not edited
+        ):  # an idempotent call stands until another
             self.done[(invoke.tool.name, action.input)] = (number, text)
         return text
 

@@ -7,6 +7,8 @@ runs it starts.
     run = agent.iter_steps(task)              # one frozen Step at a time; then run.result
     arun = agent.aiter_steps(task)            # the same, `async for`; then arun.result
     run.close()                               # stop early (await arun.aclose()); collected: the same
+    result = agent.run(task, state="run.json")   # the state saved after every step (durable/)
+    result = agent.resume("run.json", decision=True)   # go on from it, in any process (aresume, iter_resume)
 
 An agent is immutable and makes, once for each context window, the frozen `EpisodeSpec` a run
 reads (`spec`). A run is an episode (`episode`: what a run decides, with no I/O), the flow around
@@ -19,11 +21,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from react_text import prompting
-from react_text.core.commands import Approver
+from react_text.core.commands import Approval, Approver
 from react_text.core.drivers import AsyncRun, Run
+from react_text.core.keeping import Keeper
 from react_text.core.limits import Limits
 from react_text.core.model_info import ModelInfo, describe, grammar_on, no_grammar
 from react_text.core.protocol import THINK_OPEN
@@ -35,6 +38,9 @@ from react_text.parser import PARSERS, parse
 from react_text.prompting import Prompting
 from react_text.tokens import meter as budget
 from react_text.tools.tool import Tool, as_tools, listing
+
+if TYPE_CHECKING:
+    from react_text.durable.keeping import StoreLike
 
 __all__ = [
     "AStream",
@@ -164,27 +170,117 @@ class Agent:
             )
         return made
 
-    def run(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
+    def run(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
         """Run `task` to the end. `seed` goes with every model call of the run (`Request.seed`):
-        runs of one task with distinct seeds sample distinct episodes (above temperature 0)."""
-        run = self.iter_steps(task, observer=observer, seed=seed)
+        runs of one task with distinct seeds sample distinct episodes (above temperature 0).
+        `state`: a store, or a path (durable/keeping.opened), where the run's state is saved after
+        every step and before every tool call, under `run_id` (default: a new one); `resume` goes on."""
+        run = self.iter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id)
         for _ in run:
             pass
         return run.result
 
-    def iter_steps(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Run:
+    def iter_steps(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> Run:
         """The run's steps as they happen. `observer` is told every command and what came of it
         (observing.py: a trace's `Tracer.observer`, say); telemetry is told too."""
-        return Run(self, task, observer, seed=seed)
+        return Run(self, task, observer, seed=seed, keeper=_kept(state, run_id, task, seed))
 
-    async def arun(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> RunResult:
-        run = self.aiter_steps(task, observer=observer, seed=seed)
+    async def arun(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
+        run = self.aiter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id)
         async for _ in run:
             pass
         return run.result
 
-    def aiter_steps(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AsyncRun:
-        return AsyncRun(self, task, observer, seed=seed)
+    def aiter_steps(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> AsyncRun:
+        return AsyncRun(self, task, observer, seed=seed, keeper=_kept(state, run_id, task, seed))
+
+    def resume(
+        self,
+        state: StoreLike,
+        *,
+        run_id: str | None = None,
+        decision: Approval | None = None,
+        observer: Observer | None = None,
+    ) -> RunResult:
+        """Go on with the run saved in `state` (`run_id`: which, when the store holds several),
+        exactly where it was: its log replayed, then live. `decision` answers the approval it
+        awaits (True, False, Deny(reason), Edit(input) or "stop"); without one the approver is asked."""
+        run = self.iter_resume(state, run_id=run_id, decision=decision, observer=observer)
+        for _ in run:
+            pass
+        return run.result
+
+    def iter_resume(
+        self,
+        state: StoreLike,
+        *,
+        run_id: str | None = None,
+        decision: Approval | None = None,
+        observer: Observer | None = None,
+    ) -> Run:
+        """`resume`, a step at a time: the steps taken after the resume (run.result holds them all)."""
+        from react_text.durable.keeping import resumed
+
+        saved, keeper = resumed(state, run_id, decision)
+        return Run(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+
+    async def aresume(
+        self,
+        state: StoreLike,
+        *,
+        run_id: str | None = None,
+        decision: Approval | None = None,
+        observer: Observer | None = None,
+    ) -> RunResult:
+        run = self.aiter_resume(state, run_id=run_id, decision=decision, observer=observer)
+        async for _ in run:
+            pass
+        return run.result
+
+    def aiter_resume(
+        self,
+        state: StoreLike,
+        *,
+        run_id: str | None = None,
+        decision: Approval | None = None,
+        observer: Observer | None = None,
+    ) -> AsyncRun:
+        from react_text.durable.keeping import resumed
+
+        saved, keeper = resumed(state, run_id, decision)
+        return AsyncRun(self, saved.task, observer, seed=saved.seed, keeper=keeper)
 
     def stream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Stream:
         """The run as it is written: typed events as the model's text arrives (`streaming.py`: text
@@ -195,6 +291,17 @@ class Agent:
     def astream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AStream:
         """`stream`, for `async for`."""
         return AStream(self, task, observer, seed=seed)
+
+
+def _kept(state: StoreLike | None, run_id: str | None, task: str, seed: int | None) -> Keeper | None:
+    """The keeper of a run whose state is kept in `state` (none without one)."""
+    if state is None:
+        if run_id is not None:
+            raise TypeError("run_id names a run kept in a store: give state= too")
+        return None
+    from react_text.durable.keeping import fresh
+
+    return fresh(state, run_id, task, seed)
 
 
 def _check_model(model: object) -> None:

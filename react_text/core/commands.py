@@ -34,7 +34,9 @@ __all__ = [
     "Approver",
     "Command",
     "Decided",
+    "Deny",
     "Done",
+    "Edit",
     "Emit",
     "Event",
     "Failed",
@@ -47,9 +49,25 @@ __all__ = [
     "check",
 ]
 
-Approval = bool | Literal["stop"]
-# What answers an Approve: `approve(tool, action)`, an Agent's, which may be async.
-Approver = Callable[[Tool, Action], Approval | Awaitable[Approval]]
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """An approver's no, with the reason the model is told (corrections/denied.txt)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """An approver's yes to the call with another input, written as the model would write it."""
+
+    input: str
+
+
+Approval = bool | Literal["stop"] | Deny | Edit
+# What answers an Approve: `approve(tool, action)`, an Agent's, which may be async. "later" (a run
+# that keeps its state only: durable/) stops the run, awaiting_approval, until a resume decides.
+Approver = Callable[[Tool, Action], Approval | Literal["later"] | Awaitable[Approval | Literal["later"]]]
 
 
 # --- commands (what the driver is asked to do) ---------------------------------------------------

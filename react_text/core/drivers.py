@@ -21,6 +21,7 @@ from typing import Any
 
 from react_text.core.commands import Approve, Approver, Invoke, InvokeAll, Send
 from react_text.core.flow import Flow, Need, Runnable, Runner, escaped
+from react_text.core.keeping import Keeper
 from react_text.core.sampling import check_seed
 from react_text.core.types import AsyncModel, RunResult, Step
 from react_text.observers.observing import Observer
@@ -40,14 +41,20 @@ class _Driven:
     __slots__ = ("__weakref__", "_agent", "_flowing", "_runner")
 
     def __init__(
-        self, agent: Runnable, task: str, observer: Observer | None = None, *, seed: int | None = None
+        self,
+        agent: Runnable,
+        task: str,
+        observer: Observer | None = None,
+        *,
+        seed: int | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         if not isinstance(task, str):
             raise TypeError(f"the task must be a string, not {type(task).__name__}")
         if seed is not None:
             check_seed(seed)
         self._agent = agent
-        self._runner = Runner(agent, task, observer, seed)
+        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a durable run's (core/keeping.py)
         self._flowing: Flow | None = None
 
     @property

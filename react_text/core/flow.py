@@ -38,7 +38,8 @@ from react_text.core.commands import (
     Send,
 )
 from react_text.core.episode import Episode
-from react_text.core.errors import ModelError
+from react_text.core.errors import ConfigError, ModelError
+from react_text.core.keeping import Keeper
 from react_text.core.limits import Limits
 from react_text.core.model_info import ModelInfo
 from react_text.core.spec import EpisodeSpec
@@ -82,6 +83,7 @@ class Runner:
         "_command",
         "_episode",
         "_handed",
+        "_keeper",
         "_observer",
         "_result",
         "_seed",
@@ -91,8 +93,11 @@ class Runner:
         "closed",
     )
 
-    def __init__(self, agent: Runnable, task: str, observer: Observer | None, seed: int | None) -> None:
+    def __init__(
+        self, agent: Runnable, task: str, observer: Observer | None, seed: int | None, keeper: Keeper | None = None
+    ) -> None:
         self._agent = agent
+        self._keeper = keeper  # a run that keeps its state (react_text.durable): told each step
         self._task = task
         self._seed = seed
         self._episode: Episode | None = None
@@ -132,11 +137,15 @@ class Runner:
                     window = yield WINDOW
                     command = self._begin(window)  # type: ignore[arg-type]  # what a driver answers WINDOW
                 episode: Episode = self._episode  # type: ignore[assignment]  # made by _begin
+                keeper = self._keeper
                 while not isinstance(command, Emit | Done):
                     with self._spans.around(command) as span:
                         started = time.perf_counter()
+                        carry: Need | Ran | RanAll = command
+                        if keeper is not None and isinstance(command, Invoke | InvokeAll):
+                            carry = keeper.intend(episode, command)  # the intent saved before the call
                         try:
-                            made = yield command
+                            made = carry if isinstance(carry, Ran | RanAll) else (yield carry)
                         except (ModelError, OSError) as exc:
                             if not isinstance(command, Send):
                                 raise
@@ -146,7 +155,13 @@ class Runner:
                             if stop is None:
                                 raise
                             raise escaped(_who(command), stop) from stop
-                        event = _event(command, made, time.perf_counter() - started)
+                        if isinstance(command, Approve) and isinstance(made, str) and made == "later":
+                            command = Done(_later(keeper, episode, command))
+                            break
+                        seconds = time.perf_counter() - started
+                        event = carry if isinstance(carry, Ran | RanAll) else _event(_asked(carry), made, seconds)
+                        if keeper is not None:
+                            event = keeper.sent(command, event)
                         self._tokens.see(command, event)
                         command = episode.send(event)
                         span.record(event, episode.counted)
@@ -169,13 +184,27 @@ class Runner:
         spans = telemetry.start(self._agent, self._task)
         self._spans = observing.both([spans, self._observer] if self._observer is not None else [spans])
         self._spans.begin(self._agent.info)
-        self._episode = Episode(self._agent.spec(window), self._task, seed=self._seed)
-        return self._episode.start()
+        keeper = self._keeper
+        if keeper is None:
+            self._episode = Episode(self._agent.spec(window), self._task, seed=self._seed)
+            return self._episode.start()
+        spec = self._agent.spec(keeper.window(window))
+        self._episode = Episode(spec, self._task, seed=self._seed)
+        return keeper.begin(self._episode, spec, self._agent.model.name, self._replayed)
+
+    def _replayed(self, command: Command, event: Event) -> None:
+        """A command of a resumed run's log and its event, as the run saw them live: its tokens recorded."""
+        self._tokens.see(command, event)
+        if isinstance(command, Emit):
+            self._tokens.emitted()
+            self._handed += 1
 
     def _after(self, command: Command) -> Step | None:
         """At an Emit or Done command: the step to hand out, or None at the end."""
         assert self._episode is not None
         if isinstance(command, Done):
+            if self._keeper is not None and command.result.stop_reason != "awaiting_approval":
+                self._keeper.ended(self._episode)
             self._result = self._tokens.finish(command.result)
             self._command = command
             self._spans.end(command.result)
@@ -184,6 +213,8 @@ class Runner:
         self._tokens.emitted()
         self._command = self._episode.send(None)
         self._handed += 1
+        if self._keeper is not None and not isinstance(self._command, Done):
+            self._keeper.stepped(self._episode)
         return command.step
 
 
@@ -218,6 +249,22 @@ def _event(command: Command, made: Any, seconds: float) -> Event:
     if isinstance(command, InvokeAll):
         return RanAll(tuple(Ran(o, s) for o, s in made), seconds)
     return Ran(made, seconds)
+
+
+def _asked(carry: Need) -> Command:
+    if isinstance(carry, AskWindow):  # the window is asked before the first command, never here
+        raise RuntimeError("the flow asked for the window inside a step")
+    return carry
+
+
+def _later(keeper: Keeper | None, episode: Episode, command: Approve) -> RunResult:
+    """The approver answered "later": the run pauses, awaiting approval, if it keeps its state."""
+    if keeper is None:
+        raise ConfigError(
+            f'the approver answered "later" for {command.tool.name}[{command.action.input}], which only a run that '
+            "keeps its state can wait for: agent.run(task, state=FILE), then agent.resume(FILE, decision=...)"
+        )
+    return keeper.later(episode, command)
 
 
 def _who(command: Command) -> str:

@@ -56,6 +56,7 @@ StopReason = Literal[
     "model_error",  # the model or the network failed; see RunResult.error
     "declined",  # the approver asked to stop the run
     "repeats",  # the model made one call more times in a row than Limits.repeats allows
+    "awaiting_approval",  # the approver answered "later": the state is saved, a resume decides (durable/)
 ]
 
 Role = Literal["system", "user", "assistant"]

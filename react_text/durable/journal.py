@@ -118,13 +118,15 @@ def replay(
     episode: Episode, log: tuple[Logged, ...], *, see: Callable[[Command, Event], None] | None = None
 ) -> Replayed:
     """Send `log` to a fresh `episode`, as the run sent it, without any I/O; `see(command, event)`
-    is told each, as an observer or recorder would have been."""
+    is told each, as an observer or recorder would have been (an Emit with None)."""
     command = episode.start()
     steps: list[Step] = []
     at = 0
     while True:
         if isinstance(command, Emit):
             steps.append(command.step)
+            if see is not None:
+                see(command, None)
             command = episode.send(None)
             continue
         if isinstance(command, Done) or at == len(log):

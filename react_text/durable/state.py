@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from react_text.core.commands import Decided, Failed, Ran, RanAll, Replied
+from react_text.core.commands import Decided, Deny, Edit, Failed, Ran, RanAll, Replied
 from react_text.core.episode import EpisodeSpec
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError
 from react_text.core.types import Outcome, Reply, Tokens, Usage
 
 __all__ = [
     "FORMAT",
+    "READS",
     "VERSION",
     "Intent",
     "Logged",
@@ -43,7 +44,8 @@ __all__ = [
 ]
 
 FORMAT = "react-text/run-state"
-VERSION = 1
+VERSION = 2  # 2: a decision may be a denial with its reason or an edited input
+READS = (1, 2)  # the versions this one loads (a version 1 state is a version 2 one that holds no such decision)
 Status = Literal["running", "awaiting_approval", "done"]
 
 
@@ -147,7 +149,12 @@ def _event(event: Logged) -> dict[str, Any]:
             "seconds": event.seconds,
         }
     if isinstance(event, Decided):
-        return {"kind": "decided", "approval": event.approval}
+        approval = event.approval
+        if isinstance(approval, Deny):
+            return {"kind": "decided", "approval": {"deny": approval.reason}}
+        if isinstance(approval, Edit):
+            return {"kind": "decided", "approval": {"edit": approval.input}}
+        return {"kind": "decided", "approval": approval}
     if isinstance(event, Ran):
         return {"kind": "ran", **_ran(event)}
     if isinstance(event, RanAll):
@@ -223,6 +230,8 @@ def _outcome(value: Any) -> bool:
 
 
 def _approval(value: Any) -> bool:
+    if isinstance(value, dict):
+        return len(value) == 1 and next(iter(value)) in ("deny", "edit") and all(map(_str, value.values()))
     return isinstance(value, bool) or value == "stop"
 
 
@@ -299,9 +308,9 @@ def _fields(data: Any, rules: Mapping[str, _Check], path: str = "") -> str | Non
 def _problem(data: Any) -> str | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return f'it is not a react-text run state (no "format": "{FORMAT}")'
-    if data.get("version") != VERSION:
+    if data.get("version") not in READS or isinstance(data.get("version"), bool):
         version = json.dumps(data.get("version"))[:20]
-        return f"it is a run state of version {version}; this react-text reads version {VERSION}"
+        return f"it is a run state of version {version}; this react-text reads versions {READS[0]} to {READS[-1]}"
     problem = _fields(data, _TOP) or _fields(data["snapshot"], _SNAPSHOT, "snapshot")
     if problem:
         return problem
@@ -363,7 +372,10 @@ def _logged(entry: dict[str, Any]) -> Logged:
         )
         return Failed(error, entry["seconds"])
     if kind == "decided":
-        return Decided(entry["approval"])
+        approval = entry["approval"]
+        if isinstance(approval, dict):
+            return Decided(Deny(approval["deny"]) if "deny" in approval else Edit(approval["edit"]))
+        return Decided(approval)
     if kind == "ran":
         return _ran_from(entry)
     if kind == "ran_all":

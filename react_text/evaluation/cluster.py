@@ -42,7 +42,7 @@ from typing import Any
 
 from react_text.core.errors import ConfigError
 from react_text.core.types import Model
-from react_text.evaluation.episodes import ModelFor, Options, _Sample, run_sample
+from react_text.evaluation.episodes import ModelFor, Options, _Sample, model_for, run_sample
 from react_text.evaluation.results import TaskResult
 from react_text.evaluation.tasks import Task
 
@@ -71,7 +71,7 @@ class _Worker:
     async def run(self, sample: _Sample, server: int | None) -> tuple[TaskResult, str | None, dict[str, Any] | None]:
         """One episode: its outcome, its trace file's text (when traced), its trajectory line
         (when asked for)."""
-        model = self._servers(sample.task) if server is None else self._models[server]  # type: ignore[operator]
+        model = model_for(self._servers, sample) if server is None else self._models[server]  # type: ignore[arg-type]
         if self._options.traces is None:
             outcome, _, line = await run_sample(sample, model, self._options, None)
             return outcome, None, line

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from react_text.core.agent import Agent, Parser
+from react_text.core.agent import Agent, AsyncRun, Parser
 from react_text.core.errors import safe_url
 from react_text.core.limits import Limits
 from react_text.core.model_info import describe as describe_model
@@ -35,6 +35,7 @@ from react_text.core.sampling import check_seed
 from react_text.core.types import Model, RunResult
 from react_text.evaluation.results import TaskResult
 from react_text.evaluation.tasks import Task, correct, toolset
+from react_text.observers.observing import Observer
 from react_text.parser import parse
 from react_text.prompting import Prompting
 from react_text.tools.tool import Tool
@@ -83,6 +84,7 @@ class Options:
     seed: int | None = None
     modules: tuple[str, ...] = ()  # where `tools` came from, for the traces: eval --tools
     mcp: tuple[str, ...] = ()  # and eval --mcp
+    states: Path | None = None  # a SQLite file keeping each episode's state (eval --state): resumed mid-episode
 
     def __post_init__(self) -> None:
         if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
@@ -148,7 +150,7 @@ async def aevaluate(
                 model = servers[which]
                 busy[which] += 1
             else:
-                model = models(sample.task)  # type: ignore[operator]
+                model = model_for(models, sample)  # type: ignore[arg-type]
             try:
                 outcome, _, line = await run_sample(sample, model, settings, settings.traces)
                 if line is not None and settings.trajectories is not None:
@@ -179,11 +181,24 @@ class _Sample:
     grouped: bool
 
     @property
+    def run_id(self) -> str:
+        """Its run's id in a store of states (eval --state): the task's id, and `#k`."""
+        return f"{self.task.id}#{self.k}"
+
+    @property
     def trace_name(self) -> str:
         """Its trace's file name in a traces folder: the task's id, and `#k` in a group."""
         from react_text.evaluation.scripts import trace_name
 
         return trace_name(f"{self.task.id}#{self.k}" if self.grouped else self.task.id)
+
+
+def model_for(models: ModelFor, sample: _Sample) -> Model:
+    """The model of one episode: `models(task)`, or `models.for_sample(task, k)` where the callable
+    tells a group's samples apart (`scripts.Played`: eval --script DIR --n K plays each sample's
+    own trace)."""
+    each = getattr(models, "for_sample", None)
+    return each(sample.task, sample.k) if callable(each) else models(sample.task)
 
 
 async def run_sample(
@@ -197,7 +212,10 @@ async def run_sample(
     agent = Agent(model, tools=chosen, limits=options.limits, prompting=options.prompting, parser=options.parser)
     started = time.perf_counter()
     if traces is None:
-        result = await agent.arun(task.task, seed=sample.seed)
+        run = _begun(agent, sample, options, None)
+        async for _ in run:
+            pass
+        result = run.result
     else:
         result = await _traced(agent, sample, options, traces / sample.trace_name)
     outcome = _outcome(task, result, time.perf_counter() - started, _server(model))
@@ -254,12 +272,26 @@ async def _traced(agent: Agent, sample: _Sample, options: Options, path: Path) -
     task = sample.task
     with Tracer(path) as tracer:
         sources = describe(agent, root=str(options.root), modules=options.modules, mcp=options.mcp)
-        tracer.start(task.task, {**sources, "task_id": task.id})
-        run = agent.aiter_steps(task.task, observer=tracer.observer, seed=sample.seed)
+        which = {"sample": sample.k} if sample.grouped else {}  # so eval --script DIR --n finds it again
+        tracer.start(task.task, {**sources, "task_id": task.id, **which})
+        run = _begun(agent, sample, options, tracer.observer)
         async for step in run:
             tracer.step(step)
         tracer.end(run.result, context_window=window(agent.limits, agent.model))
         return run.result
+
+
+def _begun(agent: Agent, sample: _Sample, options: Options, observer: Observer | None) -> AsyncRun:
+    """The episode's run: with `options.states`, kept in that SQLite file under `sample.run_id`,
+    and resumed where it was when the file holds it (an eval stopped mid-episode)."""
+    if options.states is None:
+        return agent.aiter_steps(sample.task.task, observer=observer, seed=sample.seed)
+    from react_text.durable import SQLiteStore
+
+    store = SQLiteStore(options.states)
+    if sample.run_id in store.runs():
+        return agent.aiter_resume(store, run_id=sample.run_id, observer=observer)
+    return agent.aiter_steps(sample.task.task, observer=observer, seed=sample.seed, state=store, run_id=sample.run_id)
 
 
 def evaluate(

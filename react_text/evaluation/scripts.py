@@ -2,7 +2,7 @@
 
     played = scripts.script("trace.jsonl")          # the replies and how the run was made
     agent = config.agent(played.model(), tools, played.choices)
-    models, choices = scripts.scripts("traces/", {"t1": "What is 2 + 2?"})
+    models, choices = scripts.scripts("traces/", {"t1": "What is 2 + 2?"}, n=2)   # models.for_sample(task, k)
     scripts.trace_name("q 1")                         # "q_201.jsonl": the file eval --trace writes
 
 `react-text run --script` and `eval --script` build their models here. A trace recorded for another
@@ -23,7 +23,7 @@ from react_text.core.types import Api, Model, Reply
 from react_text.evaluation.config import Choices
 from react_text.tokens import meter as budget
 
-__all__ = ["Script", "script", "scripts", "task_id", "trace_name"]
+__all__ = ["Played", "Script", "script", "scripts", "task_id", "trace_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,38 +93,70 @@ def script(path: str | Path) -> Script:
     return Script(tuple(r.strip("\n") for r in text.split("\n---\n")))
 
 
-def scripts(path: str | Path, tasks: Mapping[str, str]) -> tuple[Callable[[Any], Model], Choices]:
-    """A script for each task of an eval (`tasks`: each id's task text), and the choices its traces
-    recorded (their budgets, prompting and parser, and where the tools came from: the root, the
-    modules and MCP servers of `eval --tools` and `--mcp`; which tools a task has, its line says). `path` is a
-    folder of traces as `eval --trace DIR` writes them (`trace_name(id)`) or of `<id>.txt` scripts,
-    or one script that every task plays from its start. Each task gets a model of its own, so what
-    it is answered never depends on which episode asked first; a trace recorded for another task
-    is refused, never played."""
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The scripted model of each episode of an eval: `played(task)` for a task's first (or only)
+    episode, `played.for_sample(task, k)` for sample k of a group (`eval --n`), each a fresh model of
+    its own script; or, given `one`, every episode plays that one script from its start."""
+
+    each: Mapping[tuple[str, int], Script] = field(default_factory=dict)  # (task id, sample) -> script
+    one: Script | None = None
+
+    def __call__(self, task: Any) -> Model:
+        return self.for_sample(task, 0)
+
+    def for_sample(self, task: Any, k: int) -> Model:
+        return (self.one or self.each[(task.id, k)]).model()
+
+
+def scripts(path: str | Path, tasks: Mapping[str, str], n: int = 1) -> tuple[Played, Choices]:
+    """A script for each episode of an eval (`tasks`: each id's task text; `n` episodes a task),
+    and the choices its traces recorded (their budgets, prompting and parser, and where the tools
+    came from: the root, the modules and MCP servers of `eval --tools` and `--mcp`; which tools a
+    task has, its line says). `path` is a folder of traces as `eval --trace DIR` writes them
+    (`trace_name(id)`; `trace_name(id#k)` for sample k of a group, `eval --n`) or of `<id>.txt`
+    scripts, or one script that every episode plays from its start. Sample k of a group plays its
+    own trace, else the task's own script (every sample alike). Each episode gets a model of its
+    own, so what it is answered never depends on which episode asked first; a trace recorded for
+    another task, or another sample of the group, is refused, never played."""
     folder = Path(path)
     if not _is(folder, Path.is_dir):
         one = script(folder)
-        return (lambda task: one.model()), one.choices
-    each: dict[str, Script] = {}
+        return Played(one=one), one.choices
+    each: dict[tuple[str, int], Script] = {}
     for id_, text in tasks.items():
-        stem, legacy = trace_name(id_).removesuffix(".jsonl"), _legacy_name(id_)
-        names = dict.fromkeys((f"{stem}.jsonl", f"{stem}.txt", f"{legacy}.jsonl", f"{legacy}.txt"))
-        found = [folder / n for n in names if _is(folder / n, Path.is_file)]
-        if not found:
-            looked = list(names)
-            shown = looked[0] if len(looked) == 1 else f"{', '.join(looked[:-1])} and {looked[-1]}"
-            raise ConfigError(f"no script for the task {id_!r} in {path} (looked for {shown})")
-        played = script(found[0])
-        recorded = played.start.get("task_id")
-        if played.start and (recorded != id_ if recorded is not None else played.task != text):
-            whose = f"the task {recorded!r}" if recorded is not None else "another task"
-            raise ConfigError(
-                f"{found[0]} is the trace of {whose} ({played.task!r}), not of {id_!r}: "
-                "give each task its own trace (eval --trace DIR writes them)"
-            )
-        each[id_] = played
+        for k in range(n):
+            each[(id_, k)] = _found(folder, id_, text, k if n > 1 else None)
     recorded_choices = next((s.choices for s in each.values() if s.start), Choices())
-    return (lambda task: each[task.id].model()), recorded_choices
+    return Played(each), recorded_choices
+
+
+def _found(folder: Path, id_: str, text: str, k: int | None) -> Script:
+    """The script of task `id_` (of sample `k` of its group, None: no group) in `folder`, checked
+    against what its trace recorded."""
+    stems = [trace_name(f"{id_}#{k}").removesuffix(".jsonl"), _legacy_name(f"{id_}#{k}")] if k is not None else []
+    stems += [trace_name(id_).removesuffix(".jsonl"), _legacy_name(id_)]
+    names = dict.fromkeys(f"{stem}{suffix}" for stem in stems for suffix in (".jsonl", ".txt"))
+    found = [folder / name for name in names if _is(folder / name, Path.is_file)]
+    if not found:
+        looked = list(names)
+        shown = f"{', '.join(looked[:-1])} and {looked[-1]}"
+        group = k is None and _is(folder / trace_name(f"{id_}#0"), Path.is_file)
+        hint = f" ({trace_name(f'{id_}#0')} is a sample of a group: give --n)" if group else ""
+        raise ConfigError(f"no script for the task {id_!r} in {folder} (looked for {shown}){hint}")
+    played = script(found[0])
+    recorded = played.start.get("task_id")
+    if played.start and (recorded != id_ if recorded is not None else played.task != text):
+        whose = f"the task {recorded!r}" if recorded is not None else "another task"
+        raise ConfigError(
+            f"{found[0]} is the trace of {whose} ({played.task!r}), not of {id_!r}: "
+            "give each task its own trace (eval --trace DIR writes them)"
+        )
+    sample = played.start.get("sample")
+    if sample is not None and sample != k:
+        of = f"sample {k} of {id_!r}" if k is not None else f"{id_!r} (no --n)"
+        raise ConfigError(f"{found[0]} is the trace of sample {sample} of {id_!r}, not of {of}")
+    return played
 
 
 def _is(path: Path, kind: Callable[[Path], bool]) -> bool:

@@ -26,6 +26,7 @@ import dataclasses
 import enum
 import inspect
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ if typing.TYPE_CHECKING:
 
 __all__ = ["ANY_ORDER", "VALUE_RULES", "input_rule"]
 
+_FIELD_NAME = re.compile(r"[^\W\d]\w*(?:-\w+)*")  # a `name=` the binder reads as a name (binding.reading)
 ANY_ORDER = 5  # parameters whose names may come in any order: 2**n - 1 rules a form
 
 _ANY = 'input ::= ([^\\[\\]\\n] | "[" input "]")+'
@@ -109,8 +111,9 @@ def _body(tool: Tool, name: str) -> tuple[str, list[str]] | None:
         if alone is None or field is None or inside is None:
             return None
         plain.append(alone)
-        named.append(f'{json.dumps(p.name)} "=" ({field})')
-        keyed.append(f'{json.dumps(json.dumps(p.name))} ":" " "? ({inside})')
+        said = p.written if _FIELD_NAME.fullmatch(p.written) else p.name  # `2nd=` is not read as a name
+        named.append(f'{json.dumps(said)} "=" ({field})')
+        keyed.append(f'{json.dumps(json.dumps(p.written))} ":" " "? ({inside})')
     more: list[str] = []
     if 1 < len(params) <= ANY_ORDER:
         forms = [

@@ -228,6 +228,8 @@ _EVENTS: dict[str, _Rule] = {
                 False,
             ),
             "task_id": (_TEXT, False),
+            "sample": (_count, False),  # which of a task's n episodes (eval --n), in a group only
+            "approve": (_one_of(("yes", "ask")), False),  # run's --yes, or not; older traces lack it
         }
     ),
     "request": _object({"max_tokens": (_count, False), "stop": (_list_of(_TEXT), False)}),
@@ -240,6 +242,10 @@ _EVENTS: dict[str, _Rule] = {
         }
     ),
     "grammar_ignored": _object({"said": (_TEXT, True), "reply": (_TEXT, False)}),
+    # A served request's last event (react-text serve --trace): what the client got.
+    "response": _object(
+        {"status": (_count, True), "stream": (_FLAG, False), "headers": (_type("an object", dict), False)}
+    ),
     "model_error": _object(
         {"error": (_TEXT, True), "type": (_or_null(_TEXT), False), "window": (_or_null(_count), False)}
     ),

@@ -67,8 +67,10 @@ What an action carries:
 decoration, `tool[input]` with nothing after the closing bracket (a registered name exactly as
 registered, or an identifier).
 
-Speed: a canonical reply is matched by one anchored regular expression first (a few microseconds);
-everything else goes through the sections (bench/parser_speed.py measures both).
+Speed: a reply of a common shape (canonical, title-case or bold labels, LangChain's Action Input,
+chatter after the answer, a made-up observation, a think block in front, a JSON blob) is read by
+one anchored match first, as the full reading would read it (`fast`, a microsecond or two);
+everything else goes through the sections (bench/parser_speed.py measures both, beside smolagents).
 
 Linear time, by construction (a reply of 10,000 spaces after "Action: x" once took 28 s):
 - Searched patterns (labels, observations) begin at a line start, or at a letter that a lookbehind
@@ -94,8 +96,9 @@ a failing suffix), and whole replies of every such shape through `parse`, the gu
 
 The package, by job (each module's docstring says more):
 
-    reading.py    `parse`: line ends, the canonical fast path, a fence around the reply, thinking
-                  and the guard's cut, then the strict or the tolerant reader
+    reading.py    `parse`: the fast paths, line ends, a fence around the reply, thinking and the
+                  guard's cut, then the strict or the tolerant reader
+    fast.py       the fast paths: the common shapes, each in one match, read as the full reading reads them
     labels.py     the label words, their decorations, the label patterns, finding label lines
     tolerant.py   the tolerant reader: sections, actions in every dialect, answers
     blobs.py      JSON and Python-literal action blobs

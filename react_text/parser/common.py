@@ -9,9 +9,9 @@ import functools
 from dataclasses import dataclass
 
 from react_text import prompting
-from react_text.core.types import ParseError, ParseErrorReason
+from react_text.core.types import Action, Final, ParseError, ParseErrorReason
 
-__all__ = ["Names", "error", "finishes", "tool_names", "word_char"]
+__all__ = ["Names", "error", "finishes", "made_action", "made_final", "tool_names", "word_char"]
 
 _FINISH_TOOLS = frozenset({"finish", "final", "final_answer", "answer"})
 
@@ -78,3 +78,33 @@ def error(reason: ParseErrorReason, thought: str = "") -> ParseError:
 def finishes(tool: str, names: Names | None) -> bool:
     """Whether `tool` names the final answer: Finish, answer, final_answer, unless registered."""
     return tool.casefold().replace(" ", "_") in _FINISH_TOOLS and not (names is not None and names.registered(tool))
+
+
+# Action and Final made without their dataclass __init__ (which sets each field through
+# object.__setattr__, being frozen): the same values, in half the time. They have no __post_init__
+# to skip (tests/test_readings.py checks it). For the fast paths and blobs, where it shows.
+_SET_TOOL, _SET_INPUT, _SET_THOUGHT, _SET_DISCARDED, _SET_CLOSED = (
+    vars(Action)[name].__set__ for name in ("tool", "input", "thought", "discarded", "closed")
+)
+_SET_ANSWER, _SET_FINAL_THOUGHT, _SET_FINAL_DISCARDED = (
+    vars(Final)[name].__set__ for name in ("answer", "thought", "discarded")
+)
+_new = object.__new__
+
+
+def made_action(tool: str, value: str, thought: str, discarded: str, closed: bool) -> Action:
+    made = _new(Action)
+    _SET_TOOL(made, tool)
+    _SET_INPUT(made, value)
+    _SET_THOUGHT(made, thought)
+    _SET_DISCARDED(made, discarded)
+    _SET_CLOSED(made, closed)
+    return made
+
+
+def made_final(answer: str, thought: str, discarded: str) -> Final:
+    made = _new(Final)
+    _SET_ANSWER(made, answer)
+    _SET_FINAL_THOUGHT(made, thought)
+    _SET_FINAL_DISCARDED(made, discarded)
+    return made

@@ -29,11 +29,17 @@ __all__ = ["QUOTES", "UNREAD", "quoted_end"]
 QUOTES = "\"'`"
 _Unread = Literal["unread"]
 UNREAD: Final[_Unread] = "unread"
-_OPENS_VALUE = frozenset("[({,=:")
 _ENDS_VALUE = frozenset(",:])}\n")
 _SPACES = " \t"
-# What the scan stops at outside a quote: a quote, or a bracket of the input's kind.
-_OUTSIDE = {"[": re.compile(r"[\"'`\[\]]"), "(": re.compile(r"[\"'`()]")}
+# What the scan stops at outside a quote: a quote that opens a value (after one of _OPENS_VALUE and
+# spaces: the group `quote`), or a bracket of the input's kind. A quote anywhere else is a character
+# and is not stopped at: a reply of 100 KB of "```" lines costs one search, not one step a quote.
+# The quote's alternative comes first: an opening bracket followed by a quote is both.
+_OUTSIDE = {
+    "[": re.compile(r"[\[({,=:][ \t]*+(?P<quote>[\"'`])|[\[\]]"),
+    "(": re.compile(r"[\[({,=:][ \t]*+(?P<quote>[\"'`])|[()]"),
+}
+_FIRST_QUOTE = re.compile(r"[ \t]*+[\"'`]")  # a quote that opens the input's first value
 # Inside a quote: that quote, a backslash or a line break.
 _INSIDE = {q: re.compile(rf"[{re.escape(q)}\\\n]") for q in QUOTES}
 
@@ -46,6 +52,12 @@ def quoted_end(text: str, open_at: int, limit: int) -> int | _Unread | None:
     outside = _OUTSIDE[opener]
     depth = 1
     pos = open_at + 1
+    first = _FIRST_QUOTE.match(text, pos, limit)
+    if first is not None:  # right after the input's own bracket
+        end = _quote_end(text, first.end() - 1, limit)
+        if end is None or end == UNREAD:
+            return end
+        pos = end
     while True:
         found = outside.search(text, pos, limit)
         if found is None:
@@ -54,26 +66,18 @@ def quoted_end(text: str, open_at: int, limit: int) -> int | _Unread | None:
         char = text[at]
         if char == opener:
             depth += 1
-            pos = at + 1
+        if found.group("quote") is not None:  # a quote that opens a value (an apostrophe in a word does not)
+            end = _quote_end(text, found.end() - 1, limit)
+            if end is None or end == UNREAD:
+                return end
+            pos = end
         elif char == closer:
             depth -= 1
             pos = at + 1
             if depth == 0:
                 return pos
-        elif not _opens_value(text, open_at, at):
-            pos = at + 1  # an apostrophe in a word, a quote inside text: a character
         else:
-            end = _quote_end(text, at, limit)
-            if end is None or end == UNREAD:
-                return end
-            pos = end
-
-
-def _opens_value(text: str, open_at: int, at: int) -> bool:
-    before = at - 1
-    while before > open_at and text[before] in _SPACES:
-        before -= 1
-    return text[before] in _OPENS_VALUE
+            pos = at + 1
 
 
 def _quote_end(text: str, at: int, limit: int) -> int | _Unread | None:

@@ -1,37 +1,26 @@
 """`parse`: one reply, from the text as written to what a reader reads, and back.
 
-CRLF line ends are read as LF, a canonical reply takes the fast path, a fence around the whole
-reply is unwrapped, thinking is dropped and the guard cuts at a made-up observation; then the
-strict or the tolerant reader reads what is left, and `discarded` is mapped back to the reply as
-written.
+A reply of a common shape takes the fast paths (`fast`); otherwise CRLF line ends are read as LF
+(and the fast paths tried again), a fence around the whole reply is unwrapped, thinking is dropped
+and the guard cuts at a made-up observation; then the strict or the tolerant reader reads what is
+left, and `discarded` is mapped back to the reply as written.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Collection
 
-from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL, THINK_CLOSE, THINK_OPEN, THOUGHT_LABEL
+from react_text.core.protocol import THINK_CLOSE, THINK_OPEN
 from react_text.core.types import Action, Final, Parsed, ParseError
 from react_text.parser import guard
 from react_text.parser.common import Names, error, tool_names
-from react_text.parser.fences import QUOTES, fenced_reply
+from react_text.parser.fast import read as read_fast
+from react_text.parser.fast import with_discarded
+from react_text.parser.fences import fenced_reply
 from react_text.parser.strict import read_strict
-from react_text.parser.tolerant import directive, read_tolerant
+from react_text.parser.tolerant import read_tolerant
 
-__all__ = ["parse", "parse_cut"]
-
-# The canonical reply, read in one match (the `re` module: faster than `regex` for this). Nothing in
-# it can be a label, an observation, a tag, a fence or quotes to unwrap, so it reads exactly as the
-# tolerant path would (a property test checks it); anything else takes that path. Possessive
-# repeats, and only replies up to guard.SHORT characters: it never costs more than a scan.
-_THOUGHT, _ACTION, _FINAL = (re.escape(label) for label in (THOUGHT_LABEL, ACTION_LABEL, FINAL_LABEL))
-_CANONICAL = re.compile(
-    rf"[ \t\n]*+(?<![ \t]{{13}})(?:{_THOUGHT}[ \t]*+(?P<thought>[^\n:：<\[\]`]*+)\n[ \t\n]*+(?<![ \t]{{13}}))?"
-    rf"(?:{_ACTION}[ \t]*+(?P<tool>[A-Za-z_][\w.\-]{{0,63}})\[(?P<input>[^\[\]\n:：<`]*+)\]"
-    rf"|{_FINAL}[ \t]*+(?P<answer>[^\n:：<\[\]`]*+))(?P<rest>[ \t\n]*+)\Z"
-)
+__all__ = ["parse", "parse_cut", "parse_full"]
 
 
 def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
@@ -39,41 +28,56 @@ def parse(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Pa
 
     `tools`: the registered tool names, matched wherever a name is expected.
     """
-    return _read(text, strict, tools, cut=True)
+    names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if not strict and (quick := read_fast(text, names)) is not None:  # a reply of a common shape
+        return quick
+    return _read(text, strict, names, cut=True, fast=False)
+
+
+def parse_full(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
+    """`parse` without the fast paths: what they are tested against (tests/test_readings.py)."""
+    names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    return _read(text, strict, names, cut=True, fast=False, crlf_fast=False)
 
 
 def parse_cut(text: str, *, strict: bool = False, tools: Collection[str] = ()) -> Parsed:
     """`parse` for a reply the guard has cut already (`guard.cut(reply).kept`): the engine cuts
     each reply once, keeps what it cut, and reads the rest here. It reads as `parse` does (the
     guard's cut is idempotent), without cutting again."""
-    return _read(text, strict, tools, cut=False)
-
-
-def _read(text: str, strict: bool, tools: Collection[str], *, cut: bool) -> Parsed:
     names = tool_names((tools,) if isinstance(tools, str) else tuple(tools)) if tools else None
+    if not strict and (quick := read_fast(text, names, cut=False)) is not None:
+        return quick
+    return _read(text, strict, names, cut=False, fast=False)
+
+
+def _read(text: str, strict: bool, names: Names | None, *, cut: bool, fast: bool, crlf_fast: bool = True) -> Parsed:
+    """`fast`: whether the fast paths are tried on `text` (not when tried already); `crlf_fast`:
+    on the text with its CRLF line ends made LF."""
     if "\r\n" in text and text.count("\n") == text.count("\r\n"):
         # A reply written with CRLF line ends is read with "\n" ones (its input and answer too);
         # `discarded` stays the reply's own text. Mixed line ends are read as they are.
-        parsed = _parse(text.replace("\r\n", "\n"), strict, names, cut=cut)
+        parsed = _parse(text.replace("\r\n", "\n"), strict, names, cut=cut, fast=crlf_fast)
         if isinstance(parsed, ParseError) or not parsed.discarded:
             return parsed
         # Every "\n" of the discarded suffix was a "\r\n": the suffix as written is that much longer.
         written = len(parsed.discarded) + parsed.discarded.count("\n")
-        return dataclasses.replace(parsed, discarded=text[len(text) - written :])
-    return _parse(text, strict, names, cut=cut)
+        return with_discarded(parsed, text[len(text) - written :])
+    return _parse(text, strict, names, cut=cut, fast=fast)
 
 
-def _parse(text: str, strict: bool, names: Names | None, *, fenced: bool = True, cut: bool = True) -> Parsed:
-    if not strict and (fast := _canonical(text, names)) is not None:
-        return fast
+def _parse(
+    text: str, strict: bool, names: Names | None, *, fenced: bool = True, cut: bool = True, fast: bool = True
+) -> Parsed:
+    if fast and not strict and (quick := read_fast(text, names, cut=cut)) is not None:
+        return quick
     if not strict and fenced and (body := fenced_reply(text)) is not None:  # a fence around the reply
         start, end = body
-        parsed = _parse(text[start:end], strict, names, fenced=False, cut=cut)  # one fence, not a nest of them
+        # One fence, not a nest of them.
+        parsed = _parse(text[start:end], strict, names, fenced=False, cut=cut, fast=fast)
         if isinstance(parsed, ParseError):
             return parsed
         # The closing fence belongs to the directive's reply, unless words came after the directive.
-        rest = text[end - len(parsed.discarded) :] if parsed.discarded.strip() else ""
-        return dataclasses.replace(parsed, discarded=rest)
+        return with_discarded(parsed, text[end - len(parsed.discarded) :] if parsed.discarded.strip() else "")
     readable, pieces = _readable(text, cut=cut)
     if not readable.strip():
         return error("empty")
@@ -114,33 +118,3 @@ def _position(pieces: list[tuple[int, int]], index: int) -> int:
             return start + index - seen
         seen += end - start
     return pieces[-1][1]
-
-
-def _canonical(text: str, names: Names | None) -> Action | Final | None:
-    """The canonical reply, read fast; None for anything else (the tolerant path then reads it)."""
-    m = _CANONICAL.match(text) if len(text) <= guard.SHORT else None
-    if m is None:
-        return None
-    thought = _plain(m.group("thought") or "")
-    if thought is None:
-        return None
-    if (raw := m.group("answer")) is not None:
-        answer = _plain(raw)
-        if not answer or answer[-1] in QUOTES:
-            return None
-        return Final(answer, thought, text[m.start("answer") + len(raw.rstrip(" \t")) :])
-    tool, value = m.group("tool"), _plain(m.group("input"))
-    if value is None or value[:1] in QUOTES or value[-1:] in QUOTES:
-        return None
-    if names is not None:
-        tool = names.lookup(tool)
-        if not names.registered(tool):
-            return None
-    return directive(tool, value, thought, m.group("rest"), True, names)
-
-
-def _plain(raw: str) -> str | None:
-    """`raw` without its spaces and tabs around, or None when the tolerant reading could differ
-    (other whitespace around it; a leading "*" or "_" that a label may take as decoration)."""
-    value = raw.strip(" \t")
-    return value if value == value.strip() and value[:1] not in ("*", "_") else None

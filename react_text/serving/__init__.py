@@ -12,14 +12,17 @@ parsed and bound against each tool's schema into `tool_calls`, or read as the fi
 the `serve` extra: `pip install "react-text[serve]"`.
 
 By job, in the order data flows: `requests` (the body checked), `functions` (tool schemas as
-Tools and back), `transcript` (messages as the protocol writes them), `exchange` (asking and asking
-again, sans-IO), `replies` (a reply as tool calls or an answer), `responses` (OpenAI's JSON
-shapes), `app` (the Starlette app: the only I/O), `upstream` (the model and what is read of it
-once), `command` (`react-text serve`).
+Tools and back), `schemas` (arguments checked against a JSON schema), `transcript` (messages as
+the protocol writes them), `exchange` (asking and asking again, sans-IO), `replies` (a reply as
+tool calls or an answer), `responses` (OpenAI's JSON shapes), `asgi` (the Starlette app: the only
+I/O; not `app.py`, whose import would put the module where the function `app` is), `upstream`
+(the model and what is read of it once), `tracing` (a trace per request), `command`
+(`react-text serve`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from react_text.core.errors import ConfigError
@@ -42,17 +45,20 @@ def app(
     limits: Limits | None = None,
     prompting: Prompting | None = None,
     max_body: int | None = None,
+    trace: str | Path | None = None,
 ) -> Starlette:
     """The endpoint as an ASGI app, over `upstream` (None: the embedded local model, loaded now).
 
     `api_key`: requests must present it (`Authorization: Bearer KEY`); `limits` and `prompting`
     replace the model's recommended ones (the reply allowance when a request sets no max_tokens,
     the context window, the tries at an unreadable reply, the most tool calls of one reply);
-    `max_body`: the largest request body in bytes (413 past it)."""
+    `max_body`: the largest request body in bytes (413 past it); `trace`: a folder (made if need
+    be) to write one trace a request to, ending with the response (`serving.tracing`)."""
     try:
-        from .app import MAX_BODY, make_app
+        from .asgi import MAX_BODY, make_app
     except ImportError as exc:  # starlette is not installed
         raise ConfigError(INSTALL) from exc
+    from .tracing import folder
     from .upstream import upstream as read_upstream
 
     if upstream is None:
@@ -65,4 +71,5 @@ def app(
         read_upstream(upstream, limits=limits, prompting=prompting),
         api_key=api_key,
         max_body=MAX_BODY if max_body is None else max_body,
+        trace=None if trace is None else folder(trace),
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import sys
 from typing import Any
 
@@ -30,6 +31,7 @@ _EXAMPLES = """examples:
   react-text serve --base-url http://127.0.0.1:8080/v1 --model smollm2 --grammar   (a llama.cpp server)
   react-text serve --script replies.txt --port 9000         (replies between lines of ---, one a request)
   REACT_TEXT_API_KEY=secret react-text serve                (requests must send Authorization: Bearer secret)
+  react-text serve --script replies.txt --trace traces/     (one trace a request, read back by run --script)
 
 then, from any OpenAI client:
   OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="-").chat.completions.create(model="m", messages=..., tools=...)
@@ -72,6 +74,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=os.environ.get("REACT_TEXT_API_KEY"),
         help="a key every request must present (default: $REACT_TEXT_API_KEY; none: no key asked)",
     )
+    serve.add_argument(
+        "--trace", metavar="DIR", help="write one trace a request to DIR (made if need be), ending with the response"
+    )
     serve.set_defaults(handler=run)
     return serve
 
@@ -86,16 +91,21 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(INSTALL) from None
     from . import app
 
-    model = _model(args)
-    limits, prompting = _settled(model, args)
-    with set_up():
-        endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting)
-    server = uvicorn.Server(
-        uvicorn.Config(endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off")
-    )
+    listening = _bound(args.host, args.port)  # before the model loads: a busy port is said at once
+    model = None
     try:
-        asyncio.run(_serve(server))
+        model = _model(args)
+        limits, prompting = _settled(model, args)
+        with set_up():
+            endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting, trace=args.trace)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off"
+            )
+        )
+        asyncio.run(_serve(server, listening))
     finally:
+        listening.close()
         from react_text.backends.local import LocalModel
 
         if isinstance(model, LocalModel):
@@ -103,8 +113,27 @@ def run(args: argparse.Namespace) -> int:
     return 0 if server.started else 1
 
 
-async def _serve(server: Any) -> None:
-    task = asyncio.create_task(server.serve())
+def _bound(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, or a ConfigError saying in one line why there is none (a port
+    in use, an address not this machine's, a name that does not resolve)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        made = socket.socket(family, kind, proto)
+        try:
+            made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: not past a listener
+            made.bind(address)
+        except OSError:
+            made.close()
+            raise
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return made
+
+
+async def _serve(server: Any, listening: socket.socket) -> None:
+    task = asyncio.create_task(server.serve(sockets=[listening]))
     while not server.started and not task.done():
         await asyncio.sleep(0.05)
     if server.started:

@@ -21,14 +21,14 @@ import functools
 import inspect
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from react_text.tools import Tool
 from react_text.tools.binding.converting import plain
 from react_text.tools.mcp.schema import Parameters
 
-__all__ = ["Function", "arguments_json", "function", "functions"]
+__all__ = ["Function", "arguments", "function", "functions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ class Function:
 
     tool: Tool
     parameters: Parameters
+    schema: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)  # as the client sent it
 
     @property
     def name(self) -> str:
@@ -60,7 +61,8 @@ def functions(specs: Sequence[Mapping[str, Any]]) -> tuple[Function, ...]:
 @functools.lru_cache(maxsize=1024)
 def function(name: str, description: str, schema: str) -> Function:
     """A Function from its name, description and parameter schema (as JSON text: the cache's key)."""
-    parameters = Parameters.of(json.loads(schema))
+    decoded = json.loads(schema)
+    parameters = Parameters.of(decoded)
 
     def unrun(*args: object, **kwargs: object) -> str:
         raise RuntimeError(f"{name} is run by the client that sent it, not by the server")
@@ -68,14 +70,14 @@ def function(name: str, description: str, schema: str) -> Function:
     unrun.__name__ = unrun.__qualname__ = name
     unrun.__signature__ = parameters.signature  # type: ignore[attr-defined]
     text = " ".join(description.split("\n\n")[0].split())  # its first paragraph, as for a Python function
-    return Function(Tool(name, text, unrun), parameters)
+    return Function(Tool(name, text, unrun), parameters, decoded if isinstance(decoded, dict) else {})
 
 
-def arguments_json(chosen: Function, bound: inspect.BoundArguments) -> str:
+def arguments(chosen: Function, bound: inspect.BoundArguments) -> dict[str, Any]:
     """The arguments the binder read, as the JSON object the schema describes (keys as it names
     them; an optional argument the model left out is not sent)."""
     values = chosen.parameters.arguments(bound.args, bound.kwargs)
-    return json.dumps({key: _jsonable(value) for key, value in values.items()}, ensure_ascii=False)
+    return {key: _jsonable(value) for key, value in values.items()}
 
 
 def _jsonable(value: object) -> Any:

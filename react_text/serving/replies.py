@@ -11,7 +11,8 @@ The reply goes the loop's way: thinking split off (never parsed; it becomes `rea
 the guard's cut at a made-up observation, the tolerant parser (several actions when parallel
 tool calls are on), then the one binder against each tool's schema. What the loop would feed back
 as a correction (no directive, an unknown tool, an input the tool cannot take, an input never
-closed, and here also a reply that does not do what tool_choice asked) makes an `Answer` with
+closed, and here also a reply that does not do what tool_choice asked, or several actions when
+parallel tool calls are off) makes an `Answer` with
 `unread` set: the endpoint asks again with `correction`, and at the last try returns the reply's
 text as content, saying why.
 """
@@ -19,6 +20,7 @@ text as content, saying why.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -30,7 +32,8 @@ from react_text.parser import guard, parse
 from react_text.parser.several import parse_several
 from react_text.tools import binding
 
-from .functions import Function, arguments_json
+from . import schemas
+from .functions import Function, arguments
 from .requests import Choice
 
 __all__ = ["Answer", "FinishReason", "How", "ToolCall", "read"]
@@ -107,6 +110,12 @@ def read(reply: Reply, how: How, call_id: Callable[[int], str]) -> Answer:
         return unread("input_open", prompting.render("corrections/input_open"))
     if how.choice == "none":
         return unread("tool_call_refused", prompting.render("serving/wrong_action"))
+    if (
+        not how.parallel
+        and isinstance(parsed, Action)
+        and isinstance(parse_several(text, tools=names, most=1), Actions)
+    ):
+        return unread("several_actions", prompting.render("serving/one_action"))  # parallel_tool_calls: false
     calls, problems = _bound(actions, how, call_id)
     if problems:
         return unread(problems[0][0], "\n".join(words for _, words in problems))
@@ -132,7 +141,14 @@ def _bound(
         if isinstance(bound, binding.Refusal):
             problems.append(("bad_input", bound.message))
             continue
-        calls.append(ToolCall(call_id(len(calls)), chosen.name, arguments_json(chosen, bound)))
+        values = arguments(chosen, bound)
+        if broken := schemas.problems(values, chosen.schema):  # what binding does not see: nested, bounds
+            words = prompting.render(
+                "corrections/bad_input", tool=chosen.name, problem="; ".join(broken), form=chosen.tool.form
+            )
+            problems.append(("bad_input", words))
+            continue
+        calls.append(ToolCall(call_id(len(calls)), chosen.name, json.dumps(values, ensure_ascii=False)))
     return tuple(calls), problems
 
 

@@ -14,6 +14,10 @@ from react_text.tools.mcp import mcp_tools
 
 SERVER = f"{sys.executable} {Path(__file__).parent / 'servers2' / 'attack2_mcp.py'}"
 DRIVERS = ["sync", "async"]
+_REPEATED = (  # corrections/repeated_call.txt, spelled here apart from the file the engine reads
+    "(You have called bump[] {times} times in a row, and it ran each time: it has side effects. Do not call it "
+    "again unless you mean to: use what it said, try something else, or give the FINAL answer.)"
+)
 
 
 def _observations(replies: list[str], driver: str, **agent: Any) -> list[str | None]:
@@ -61,7 +65,11 @@ def test_a_counter_counts_every_call_and_a_destructive_tool_needs_approval(drive
     observations = _observations(
         ["ACTION: bump[]", "ACTION: bump[]", "ACTION: reset[]", "ACTION: safe-reset[]", "FINAL: x"], driver
     )
-    assert observations[:2] == ["1", "2"]
+    # the second bump ran (the counter says 2), and the model is told it repeated a call with side
+    # effects (guarantees.md: "a tool with side effects called again with the same input runs, and
+    # the model is told it repeated itself")
+    assert observations[0] == "1"
+    assert observations[1] is not None and observations[1].splitlines() == ["2", _REPEATED.format(times=2)]
     assert observations[2] is not None and observations[2].startswith("The user declined to run reset[]")
     assert observations[3] == "2"
 
@@ -97,4 +105,4 @@ def test_parallel_mcp_calls_share_the_session(driver: str) -> None:
     observations = _observations(
         ["ACTION: bump[]\nACTION: bump[]", "ACTION: bump[]", "FINAL: x"], driver, prompting=Prompting(parallel=True)
     )
-    assert observations[1] == "3"
+    assert observations[1] is not None and observations[1].splitlines() == ["3", _REPEATED.format(times=3)]

@@ -38,10 +38,6 @@ def _agent(reply: str, calls: list[tuple[str, ...]], parallel: bool) -> Agent:
     return Agent(model, tools=[write, lookup], prompting=Prompting(parallel=parallel))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack6: a ']' inside a quoted or JSON input ends the input there; the tool runs with a cut value",
-)
 @pytest.mark.parametrize("parallel", [False, True], ids=["one-action", "parallel"])
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("driver", DRIVERS)

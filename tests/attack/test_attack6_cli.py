@@ -14,16 +14,11 @@ from _attack6_fake import serving
 
 from react_text.cli.main import main
 
-CREDENTIALS = pytest.mark.xfail(
-    strict=True, reason="attack6: run_start's server_said writes the --base-url's user and password into the trace"
-)
-
 
 def _trace_lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@CREDENTIALS
 @pytest.mark.parametrize("command", ["run", "eval"])
 def test_a_trace_holds_no_credentials_of_the_server_url(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -49,9 +44,6 @@ def test_a_trace_holds_no_credentials_of_the_server_url(
     assert "pa55word" not in trace.read_text(encoding="utf-8")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="attack6: eval --n --trace DIR names traces ID#k, and eval --script DIR --n finds no script"
-)
 def test_the_traces_of_a_group_replay_through_eval_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # docs/how-to/async-and-eval.md:57-58 (--trace traces/, then --script traces/: "replay them, each
     # task its own script") and :83 (DIR/ID.jsonl "written by eval --trace DIR"); --n is eval's own flag
@@ -82,9 +74,6 @@ def zap(name: str) -> str:
 '''
 
 
-@pytest.mark.xfail(
-    strict=True, reason="attack6: --yes is not part of the trace: its replay declines the risky calls it ran"
-)
 def test_a_run_approved_with_yes_replays_to_the_same_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # docs/guarantees.md:39 and docs/how-to/traces.md:44-46: a trace replays through run --script to
     # the same steps and answer, "no flag repeated"

@@ -18,13 +18,10 @@ from _attack6_fake import DRIVERS, drive, serving
 from react_text import Agent, OpenAIChat, OpenAICompletion
 
 BACKENDS = {"chat": OpenAIChat, "completion": OpenAICompletion}
-ASYNC_DROPS = pytest.mark.xfail(
-    strict=True, reason="attack6: arun over client= alone drops the client's default headers, query and organization"
-)
 
 
 @pytest.mark.parametrize("api", list(BACKENDS))
-@pytest.mark.parametrize("driver", ["run", pytest.param("arun", marks=ASYNC_DROPS)])
+@pytest.mark.parametrize("driver", DRIVERS)
 def test_a_custom_clients_headers_and_query_reach_the_server_under_both_drivers(api: str, driver: str) -> None:
     reply = "THOUGHT: easy.\nFINAL: 4" if api == "chat" else " easy.\nFINAL: 4"
     with serving([reply]) as fake:
@@ -44,7 +41,6 @@ def test_a_custom_clients_headers_and_query_reach_the_server_under_both_drivers(
     assert post["path"].endswith("?tenant=t1")
 
 
-@pytest.mark.xfail(strict=True, reason="attack6: identity.said names the server URL with its user and password")
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_what_a_server_said_of_itself_holds_no_credentials(driver: str) -> None:
     with serving(["THOUGHT: easy.\nFINAL: 4"]) as fake:  # it answers no identity probe: "did not say"

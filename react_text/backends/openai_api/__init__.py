@@ -7,9 +7,10 @@ never the API key. A server that says the prompt does not fit its context window
 `ContextLengthError`; an answer that is not a reply (no choices, an HTML page) raises ModelError.
 
 Sync and async: `generate` goes through `openai.OpenAI`, `agenerate` through `openai.AsyncOpenAI`
-(built on first use, one per event loop, from the sync client's settings, unless `async_client=`
-is given). Both build the same request and read the answer with the same code (`wire`), and both
-send it with the client's low-level `post` (the body as built here, the answer as plain JSON), not
+(built on first use, one per event loop, from the sync client's settings, default headers and
+query, organization and project included, unless `async_client=` is given). Both build the same
+request and read the answer with the same code (`wire`), and both send it with the client's
+low-level `post` (the body as built here, the answer as plain JSON), not
 `chat.completions.create`, whose conversion of every argument against its typed parameters cost
 about 1.7 ms a call.
 

@@ -16,7 +16,7 @@ import os
 import time
 import urllib.parse
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from react_text.backends import identify, wire
@@ -148,10 +148,7 @@ class Transport:
         if held is None:
             import openai
 
-            sync = self.client
-            client = openai.AsyncOpenAI(
-                base_url=sync.base_url, api_key=sync.api_key, timeout=sync.timeout, max_retries=sync.max_retries
-            )
+            client = openai.AsyncOpenAI(**async_settings(self.client))
             held = self._async_clients[loop] = (client, _closed_with_its_loop(client))
             await anext(held[1])  # started in this loop, so this loop will close it
         return held[0]
@@ -208,6 +205,30 @@ class Transport:
         except (openai.OpenAIError, ValueError) as exc:
             log.info("%s: POST %s failed: %s", self._who, safe_url(url), scrub(str(exc)))
             return None
+
+
+def async_settings(sync: object) -> dict[str, Any]:
+    """What an async client built from `sync` takes of it: the URL, key, timeout and retries, and
+    what an `openai.OpenAI` adds to each request (its default headers and query, organization and
+    project), so that `arun` sends what `run` sends. A duck-typed client without the latter gives
+    none of them."""
+    settings: dict[str, Any] = {name: getattr(sync, name) for name in ("base_url", "api_key", "timeout", "max_retries")}
+    for name, (attribute, kind) in _SENT.items():
+        value = getattr(sync, attribute, None)
+        if value and isinstance(value, kind):
+            settings[name] = dict(value) if isinstance(value, Mapping) else value
+    return settings
+
+
+# An openai.OpenAI's settings sent with every request, by AsyncOpenAI's argument: the attribute
+# that holds it (the headers and query given as default_headers= / default_query= are kept apart
+# from the ones the client makes, such as its authorization).
+_SENT: dict[str, tuple[str, type]] = {
+    "default_headers": ("_custom_headers", Mapping),
+    "default_query": ("_custom_query", Mapping),
+    "organization": ("organization", str),
+    "project": ("project", str),
+}
 
 
 async def _closed_with_its_loop(client: openai.AsyncOpenAI) -> AsyncGenerator[None, None]:

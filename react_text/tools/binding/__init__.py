@@ -24,6 +24,8 @@ synthesized `__signature__`):
   takes the rest: `*args`, or a text parameter annotated `Rest` (`write(path: str, content: Rest)`
   reads `write[notes.txt, Dear Bob, hello]` as content "Dear Bob, hello"). `**kwargs` take the
   names that match no parameter; without it unknown names are refused, naming the inputs.
+- A parameter annotated `Key("first-name")` (a JSON schema's property name that is no Python
+  identifier) is written, shown and refused by that name, and its Python name is read too.
 
 Only what the model wrote is bound: defaults are the function's to apply (and an MCP server's,
 which applies its own). A parameter whose default is None also takes null.
@@ -37,6 +39,6 @@ and never raises for any input text. Everything it derives from a signature is c
 function, when the Tool is made (`shape`).
 """
 
-from react_text.tools.binding.binder import Parameter, Refusal, Rest, Shape, bind, shape
+from react_text.tools.binding.binder import Key, Parameter, Refusal, Rest, Shape, bind, shape
 
-__all__ = ["Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]
+__all__ = ["Key", "Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]

@@ -13,7 +13,7 @@ from react_text import prompting
 from react_text.tools.binding import reading
 from react_text.tools.binding.converting import Type, Unfit, literal, nullable, plain, type_of
 
-__all__ = ["Bindable", "Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]
+__all__ = ["Bindable", "Key", "Parameter", "Refusal", "Rest", "Shape", "bind", "shape"]
 
 _EMPTY = inspect.Parameter.empty
 _POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
@@ -36,6 +36,15 @@ Rest = typing.Annotated[str, _REST]
 
 
 @dataclass(frozen=True, slots=True)
+class Key:
+    """The name a parameter is written by when it cannot be its Python name (a JSON schema's
+    `class`, `first-name`): `Annotated[str, Key("first-name")]` on a parameter named `first_name`.
+    The tool list shows it, and the model may write either name."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Refusal:
     """An input the tool cannot take; `message` is the observation that says what it takes."""
 
@@ -51,6 +60,17 @@ class Parameter:
     default: object  # inspect.Parameter.empty when required
     type: Type
     rest: bool = False  # annotated Rest: takes the rest of the text
+    key: str = ""  # annotated Key: the name it is written by, when not its own
+
+    @property
+    def written(self) -> str:
+        """The name the model writes: its Key's, else its own."""
+        return self.key or self.name
+
+    def named(self, name: str) -> bool:
+        """Whether `name` names it (either way, case folded)."""
+        folded = name.casefold()
+        return folded == self.name.casefold() or (bool(self.key) and folded == self.key.casefold())
 
     @property
     def required(self) -> bool:
@@ -61,11 +81,12 @@ class Parameter:
         """How the tool list shows it: `query`, `a: float`, `limit=5`, `n: int | null = null`, `*rest`."""
         star = "*" if self.kind is _VAR_POSITIONAL else "**" if self.kind is _VAR_KEYWORD else ""
         typed = self.type.shown
+        name = self.written
         if self.default is _EMPTY:
-            return f"{star}{self.name}: {typed}" if typed else f"{star}{self.name}"
+            return f"{star}{name}: {typed}" if typed else f"{star}{name}"
         if not typed or (type(self.default) in (int, float, bool) and typed == type(self.default).__name__):
-            return f"{self.name}={literal(self.default)}"
-        return f"{self.name}: {typed} = {literal(self.default)}"
+            return f"{name}={literal(self.default)}"
+        return f"{name}: {typed} = {literal(self.default)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +134,10 @@ def _shape(fn: Callable[..., object]) -> Shape:
         made_type = type_of(annotation)
         if p.default is None:  # `note: str = None`: null is what its default says it takes
             made_type = nullable(made_type)
-        rest = typing.get_origin(annotation) is typing.Annotated and any(
-            m is _REST for m in typing.get_args(annotation)[1:]
-        )
-        made.append(Parameter(p.name, p.kind, p.default, made_type, rest))
+        marks = typing.get_args(annotation)[1:] if typing.get_origin(annotation) is typing.Annotated else ()
+        rest = any(m is _REST for m in marks)
+        key = next((m.name for m in marks if isinstance(m, Key) and m.name != p.name), "")
+        made.append(Parameter(p.name, p.kind, p.default, made_type, rest, key))
     named = [p for p in made if p.kind not in (_VAR_POSITIONAL, _VAR_KEYWORD)]
     if any(p.rest for p in named[:-1]) or any(p.rest and p.kind is _KEYWORD_ONLY for p in named):
         raise TypeError(f"only the last positional parameter of {fn!r} may be Rest (it takes the rest of the input)")
@@ -217,8 +238,7 @@ def _bind(s: Shape, text: str) -> inspect.BoundArguments:
 
 def _names_any(s: Shape, keys: Mapping[str, object]) -> bool:
     """Whether any key names a parameter (by name, or folded as the model may write it)."""
-    names = {p.name.casefold() for p in s.parameters}
-    return any(k.casefold() in names for k in keys)
+    return any(p.named(k) for p in s.parameters for k in keys)
 
 
 def _bind_one(s: Shape, only: Parameter, text: str) -> inspect.BoundArguments:
@@ -228,14 +248,14 @@ def _bind_one(s: Shape, only: Parameter, text: str) -> inspect.BoundArguments:
         return _assign(s, [], {})
     decoded = reading.structured(text) if blank.startswith("{") else None
     if isinstance(decoded, dict):
-        keys = {str(k).casefold() for k in decoded}
-        if keys == {only.name.casefold()}:
+        if len(decoded) == 1 and only.named(str(next(iter(decoded)))):
             return _assign(s, list(decoded.values()), {})
         if not only.type.mapping:  # an object keyed by what the tool does not take
             return _assign(s, [], {str(k): v for k, v in decoded.items()})
         return _assign(s, [text], {})
-    found = reading.fields(text) if only.name.casefold() in text.casefold() else []
-    if any(f.name is not None and f.name.casefold() == only.name.casefold() for f in found):
+    said = only.name.casefold() in text.casefold() or only.written.casefold() in text.casefold()
+    found = reading.fields(text) if said else []
+    if any(f.name is not None and only.named(f.name) for f in found):
         return _assign(s, *_from_fields(s, text, found))  # `lookup[item="train ticket"]`
     written = reading.literal(text)
     if written is not None and isinstance(written.value, str):  # `lookup["train ticket"]`
@@ -250,7 +270,7 @@ def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[
     positional: list[int] = []  # the fields that are values, by index
     keywords: dict[str, object] = {}
     twice: list[str] = []  # names written twice (`two[a=1, a=2]`)
-    names = {p.name.casefold() for p in s.parameters}
+    names = {n.casefold() for p in s.parameters for n in (p.name, p.written)}
     for i, f in enumerate(found):
         # `name=` binds by name when it names a parameter (or **kwargs takes it), or when its value is
         # a literal (`type="credit"`: an unknown name, refused as such); else the field is a value.
@@ -262,8 +282,8 @@ def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[
         else:
             keywords[f.name] = f.value
     params = s.parameters
-    rest = params[-1].name.casefold() if params and params[-1].rest and s.var_positional is None else None
-    at = next((i for i, f in enumerate(found) if f.name is not None and f.name.casefold() == rest), None)
+    last = params[-1] if params and params[-1].rest and s.var_positional is None else None
+    at = next((i for i, f in enumerate(found) if f.name is not None and last is not None and last.named(f.name)), None)
     if at is not None and not twice:
         # The last parameter takes the rest, given by name (`write[path=notes.txt, content=Dear
         # Bob, hello]`): the text as written from its value up to a field that names another
@@ -280,12 +300,11 @@ def _from_fields(s: Shape, text: str, found: list[reading.Field]) -> tuple[list[
                     keywords.pop(f.name, None)
             keywords[str(found[at].name)] = text[found[at].start : stop].strip().partition("=")[2].strip()
     values: list[object] = [found[i].value if found[i].name is None else found[i].whole for i in positional]
-    given = {k.casefold() for k in keywords}
     if len(positional) > len(params) and params and params[-1].rest and s.var_positional is None:
         # More values than parameters, and the last takes the rest (not given by name): the rest of
         # the text as written, when every field from its first on is a value.
         first = positional[len(params) - 1]
-        if params[-1].name.casefold() not in given and len(found) - first == len(positional) - (len(params) - 1):
+        if not any(params[-1].named(k) for k in keywords) and len(found) - first == len(positional) - (len(params) - 1):
             values = [*values[: len(params) - 1], text[found[first].start :].strip()]
     return values, keywords, twice
 
@@ -303,7 +322,7 @@ def _assign(
     problems: list[str] = [f"{name} is given twice" for name in dict.fromkeys(twice)]
     unknown: list[str] = []
     by_name = {p.name: p for p in s.parameters}
-    folded = {p.name.casefold(): p for p in s.parameters}
+    folded = {n.casefold(): p for p in s.parameters for n in (p.written, p.name)}
     extra_positional: list[object] = []
     for key, value in keywords.items():
         p = by_name.get(key) or folded.get(key.casefold())
@@ -316,10 +335,10 @@ def _assign(
         elif p is None:
             unknown.append(key)
         else:
-            problems.append(f"{p.name} is given twice")
+            problems.append(f"{p.written} is given twice")
     for p, value in zip(s.parameters, positional, strict=False):
         if p.name in values:
-            problems.append(f"{p.name} is given twice, by position and by name")
+            problems.append(f"{p.written} is given twice, by position and by name")
         else:
             values[p.name] = value
     surplus = positional[len(s.parameters) :]
@@ -332,10 +351,10 @@ def _assign(
         if any("," in str(plain(v)) for v in positional):
             problems[-1] += " (put a value that holds a comma in double quotes)"
     if unknown:
-        valid = ", ".join(p.name for p in s.parameters) or "none"
+        valid = ", ".join(p.written for p in s.parameters) or "none"
         names = ", ".join(literal(k) for k in unknown)
         problems.append(f"it has no input named {names} (its inputs: {valid})")
-    missing = [p.name for p in s.parameters if p.required and p.name not in values]
+    missing = [p.written for p in s.parameters if p.required and p.name not in values]
     if missing:
         problems.append(f"{_and(missing)} {'is' if len(missing) == 1 else 'are'} missing")
     converted: dict[str, object] = {}
@@ -343,7 +362,7 @@ def _assign(
         try:
             converted[name] = by_name[name].type.convert(value)
         except Unfit as unfit:
-            problems.append(f"{name} takes {unfit.wants}, not {_preview(value)}")
+            problems.append(f"{by_name[name].written} takes {unfit.wants}, not {_preview(value)}")
     star = _convert_each(s.var_positional, dict(enumerate(extra_positional)), problems)
     extra_keywords = _convert_each(s.var_keyword, extra_keywords, problems)
     if problems:

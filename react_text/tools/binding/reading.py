@@ -29,7 +29,7 @@ _DEPTH = 100  # nesting deeper than this is not read as a literal
 _SPACE = re.compile(r"[ \t\r\n]*+")
 _NUMBER = re.compile(r"[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+")
 _WORD = re.compile(r"[^\W\d]\w*+")
-_NAME_EQUALS = re.compile(r"([^\W\d]\w*+)[ \t]*+=(?!=)")
+_NAME_EQUALS = re.compile(r"([^\W\d]\w*+(?:-\w++)*+)[ \t]*+=(?!=)")  # `first-name=` too
 _WORDS: dict[str, object] = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "a": "\a"}
 _ESCAPES |= {c: c for c in "\\'\"/"}

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from react_text.tools.binding.binder import Key
+
 __all__ = ["Parameters"]
 
 _JSON_TYPES: dict[str, Any] = {
@@ -31,7 +33,8 @@ class Parameters:
     """A tool's input schema as a Python signature, and the way back to the JSON the server takes.
 
     Property names that are not Python identifiers (`max-results`, `from`) get one (`max_results`,
-    `from_`); `keys` maps them back. Required properties come first, in schema order, then the
+    `from_`), annotated with the binder's `Key` so that the tool list shows and the binder reads
+    the name as the schema spells it; `keys` maps them back. Required properties come first, in schema order, then the
     optional ones. An optional property without a default defaults to None, which means "not
     sent", so the server applies its own default.
     """
@@ -65,6 +68,8 @@ class Parameters:
                     unsent.add(name)
                     if not _admits_none(annotation):
                         annotation = annotation | None
+            if name != key:  # written as the schema spells it: `class`, `first-name`
+                annotation = typing.Annotated[annotation, Key(key)]
             params.append(
                 inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
             )

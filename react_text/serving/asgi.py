@@ -19,6 +19,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -26,11 +27,14 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from react_text.core.errors import ContextLengthError, ModelError, scrub
+from react_text.core.commands import Failed, Replied, Send
+from react_text.core.errors import ConfigError, ContextLengthError, ModelError, scrub
 from react_text.core.types import AsyncModel, Model, Reply, Request
+from react_text.observers.observing import Observer
 
 from . import requests, responses
 from .exchange import Outcome, exchange, plan
+from .tracing import QUIET, RequestTrace
 from .upstream import Upstream, tempered, windowed
 
 __all__ = ["MAX_BODY", "make_app"]
@@ -44,8 +48,11 @@ class _TooLarge(Exception):
     pass
 
 
-def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX_BODY) -> Starlette:
-    """The endpoint over `found` (see `serving.app` for the public way to make one)."""
+def make_app(
+    found: Upstream, *, api_key: str | None = None, max_body: int = MAX_BODY, trace: Path | None = None
+) -> Starlette:
+    """The endpoint over `found` (see `serving.app` for the public way to make one); `trace`: a
+    folder to write one trace a request to (`tracing`)."""
     state: dict[str, Upstream] = {}
     numbers = itertools.count(1)
 
@@ -64,7 +71,26 @@ def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX
 
     async def chat_completions(request: HttpRequest) -> Response:
         if (denied := refused(request)) is not None:
-            return denied
+            return denied  # before any trace: a request without the key writes nothing
+        number = next(numbers)
+        said: dict[str, Any] = {"id": f"chatcmpl-{secrets.token_hex(12)}", "created": int(time.time())}
+        traced = None if trace is None else _opened(trace, number, said["id"])
+        seen: dict[str, Any] = {}
+        try:
+            response = await answer(request, number, said, traced, seen)
+        except BaseException:
+            if traced is not None:
+                traced.end(found, 500, None, {}, stream=False)
+            raise
+        if traced is not None:
+            streamed = isinstance(response, StreamingResponse)
+            body = seen.get("completion") if streamed else json.loads(bytes(response.body))
+            traced.end(seen.get("upstream", found), response.status_code, body, dict(response.headers), stream=streamed)
+        return response
+
+    async def answer(
+        request: HttpRequest, number: int, said: dict[str, Any], traced: RequestTrace | None, seen: dict[str, Any]
+    ) -> Response:
         try:
             body = json.loads(await _body(request, max_body))
         except _TooLarge:
@@ -74,15 +100,17 @@ def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX
         chat = requests.read(body)
         if isinstance(chat, requests.Invalid):
             return _error(400, chat.message, param=chat.param or None, code=chat.code)
-        upstream = await settled()
+        upstream = seen["upstream"] = await settled()
+        if traced is not None:
+            traced.begin(upstream, chat)
         planned = plan(chat, upstream)
         if isinstance(planned, requests.Invalid):
             return _error(400, planned.message, param=planned.param, code=planned.code)
         prefix = f"call_{secrets.token_hex(6)}_"
-        number = next(numbers)
         model = tempered(upstream, chat.temperature)
+        observer = QUIET if traced is None else traced.observer
         try:
-            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model)
+            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer)
         except ContextLengthError as exc:
             return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
         except ModelError as exc:
@@ -93,11 +121,9 @@ def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX
             log.warning("request %d: the upstream model raised %s", number, raised)
             log.debug("request %d: the upstream model raised", number, exc_info=True)
             return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
-        said: dict[str, Any] = {
-            "id": f"chatcmpl-{secrets.token_hex(12)}",
-            "created": int(time.time()),
-            "model": chat.model,
-        }
+        said["model"] = chat.model
+        if traced is not None:
+            seen["completion"] = responses.completion(outcome, **said)
         if chat.stream:
             return StreamingResponse(
                 _events(outcome, said, chat.include_usage),
@@ -118,16 +144,32 @@ def make_app(found: Upstream, *, api_key: str | None = None, max_body: int = MAX
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
 
 
-async def _drive(talk: Any, model: Model) -> Outcome:
+def _opened(folder: Path, number: int, completion_id: str) -> RequestTrace | None:
+    """The request's trace, or None (said in one line) when its file cannot be written."""
+    try:
+        return RequestTrace(folder, number, completion_id)
+    except ConfigError as exc:
+        log.warning("request %d: not traced: %s", number, exc)
+        return None
+
+
+async def _drive(talk: Any, model: Model, observer: Observer) -> Outcome:
     """Carry out an exchange: each request it asks, sent to the model (awaited, or on a thread for
-    a model with no async call), and its reply sent back."""
+    a model with no async call), and its reply sent back; the observer told of each (a trace)."""
     call: Callable[[Request], Any] = (
         model.agenerate if isinstance(model, AsyncModel) else lambda r: asyncio.to_thread(model.generate, r)
     )
     try:
         request = next(talk)
         while True:
-            reply: Reply = await call(request)
+            with observer.around(Send(request)) as noted:
+                began = time.monotonic()
+                try:
+                    reply: Reply = await call(request)
+                except ModelError as exc:
+                    noted.record(Failed(exc, time.monotonic() - began))
+                    raise
+                noted.record(Replied(reply, time.monotonic() - began))
             request = talk.send(reply)
     except StopIteration as end:
         outcome: Outcome = end.value
