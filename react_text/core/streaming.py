@@ -102,6 +102,7 @@ class RunEnd:
 
 
 RunEvent = TextDelta | Revision | ActionReady | Observed | StepEnd | RunEnd
+"""Any event of a stream (`Stream`, `AStream`)."""
 
 
 class _Replies:
