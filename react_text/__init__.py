@@ -17,6 +17,17 @@ if TYPE_CHECKING:
     from react_text.core.errors import ConfigError, ContextLengthError, ModelError, ReactTextError, TokenizerError
     from react_text.core.limits import Limits
     from react_text.core.protocol import STOP_SEQUENCES
+    from react_text.core.streaming import (
+        ActionReady,
+        AStream,
+        Observed,
+        Revision,
+        RunEnd,
+        RunEvent,
+        StepEnd,
+        Stream,
+        TextDelta,
+    )
     from react_text.core.types import (
         Action,
         Actions,
@@ -53,6 +64,15 @@ _WHERE = {  # each public name, and the module that defines it: imported when fi
     "TokenizerError": "react_text.core.errors",
     "Limits": "react_text.core.limits",
     "STOP_SEQUENCES": "react_text.core.protocol",
+    "AStream": "react_text.core.streaming",
+    "ActionReady": "react_text.core.streaming",
+    "Observed": "react_text.core.streaming",
+    "Revision": "react_text.core.streaming",
+    "RunEnd": "react_text.core.streaming",
+    "RunEvent": "react_text.core.streaming",
+    "StepEnd": "react_text.core.streaming",
+    "Stream": "react_text.core.streaming",
+    "TextDelta": "react_text.core.streaming",
     "Action": "react_text.core.types",
     "Actions": "react_text.core.types",
     "Final": "react_text.core.types",
@@ -77,7 +97,9 @@ _WHERE = {  # each public name, and the module that defines it: imported when fi
 
 __all__ = [
     "STOP_SEQUENCES",
+    "AStream",
     "Action",
+    "ActionReady",
     "Actions",
     "Agent",
     "AsyncRun",
@@ -89,6 +111,7 @@ __all__ = [
     "Message",
     "Model",
     "ModelError",
+    "Observed",
     "OpenAIChat",
     "OpenAICompletion",
     "ParseError",
@@ -97,10 +120,16 @@ __all__ = [
     "Reply",
     "Request",
     "Rest",
+    "Revision",
     "Run",
+    "RunEnd",
+    "RunEvent",
     "RunResult",
     "ScriptedModel",
     "Step",
+    "StepEnd",
+    "Stream",
+    "TextDelta",
     "TokenizerError",
     "Tool",
     "Usage",

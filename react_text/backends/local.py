@@ -37,13 +37,15 @@ import logging
 import os
 import threading
 import time
+from collections.abc import AsyncIterator, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from react_text.backends.local_sampling import drain, sample
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError
-from react_text.core.model_info import MIN_CONTEXT_TOKENS, Limits, Prompting
+from react_text.core.model_info import MIN_CONTEXT_TOKENS, Limits, Prompting, ReplyDelta, threaded
 from react_text.core.sampling import check_seed, check_temperature
 from react_text.core.types import Api, Message, Reply, Request, Tokens, Usage
 
@@ -251,7 +253,26 @@ class LocalModel:
         with self._lock:
             if self._stop.is_set():
                 raise ModelError("the model was closed")
-            return self._generate(request)
+            return drain(self._call(request))
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]:
+        """The reply as it is sampled (the prefill first), then the Reply `generate` gives."""
+        with self._lock:
+            if self._stop.is_set():
+                raise ModelError("the model was closed")
+            call = self._call(request)
+            while True:
+                try:
+                    text = next(call)
+                except StopIteration as done:
+                    reply: Reply = done.value
+                    break
+                yield ReplyDelta(text)
+        yield reply
+
+    def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]:
+        """`stream_reply` on the model's own thread, each delta handed to the event loop as it comes."""
+        return threaded(lambda: self.stream_reply(request), self._worker)
 
     def close(self) -> None:
         """Stop a call in progress at its next token, wait for it to end, and free llama.cpp's
@@ -274,7 +295,8 @@ class LocalModel:
             raise ModelError("the model was closed") from exc
         return await future
 
-    def _generate(self, request: Request) -> Reply:
+    def _call(self, request: Request) -> Generator[str, None, Reply]:
+        """One call: its text as it is sampled (the prefill first), then its Reply."""
         self.render_last = self.render(request)
         compiled = None
         if request.grammar:  # for what the model writes after the prefill
@@ -295,8 +317,12 @@ class LocalModel:
             self._llm.reset()  # type: ignore[no-untyped-call]
         self._llm.set_seed(self.seed if request.seed is None else request.seed)  # llama.cpp's sampler reads it
         started = time.perf_counter()
+        if request.prefill:
+            yield request.prefill
         try:
-            sampled = self._sample(tokens, request, compiled)
+            sampled = yield from sample(
+                self._llm, self._llama_cpp, tokens, request, compiled, self.temperature, self._stopping_criteria
+            )
         except (RuntimeError, ValueError) as exc:
             failure = ContextLengthError if "exceed context window" in str(exc) else ModelError
             raise failure(f"llama.cpp failed: {exc}") from exc
@@ -342,75 +368,6 @@ class LocalModel:
                 tokens += self._llm.tokenize(encoded, add_bos=not tokens, special=special)
         return tokens
 
-    def _sample(self, tokens: list[int], request: Request, grammar: Any) -> _Sampled:
-        """Sample up to `max_tokens` ids after `tokens`, stopping at the end-of-text token or a stop
-        sequence; each id's log-probability read from the logits it was sampled from."""
-        import numpy as np
-
-        llm = self._llm
-        n_vocab = llm.n_vocab()
-        ids: list[int] = []
-        logprobs: list[float] = []
-        pieces: list[bytes] = []
-        data = b""
-        finish = "length"
-        cut: int | None = None
-        generated = llm.generate(
-            tokens,
-            top_k=40,
-            top_p=0.95,
-            min_p=0.05,
-            temp=self.temperature,
-            repeat_penalty=1.0,
-            grammar=grammar,
-            stopping_criteria=self._stopping_criteria,  # close() stops a call at its next token
-        )
-        for token in generated:
-            logits = np.ctypeslib.as_array(self._llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))
-            if self._llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
-                finish = "stop"
-                break
-            row = logits.astype(np.float64)
-            top = row.max()
-            logprobs.append(float(row[token] - top - np.log(np.exp(row - top).sum())))
-            ids.append(token)
-            piece = llm.detokenize([token])
-            pieces.append(piece)
-            data += piece
-            found = _first_stop(data, request.stop)
-            if found is not None:
-                finish, cut = "stop", found
-                break
-            if len(ids) >= request.max_tokens:
-                break
-        generated.close()
-        kept_bytes = data if cut is None else data[:cut]
-        ends: list[int] = []
-        used = 0
-        for piece in pieces:
-            used += len(piece)
-            ends.append(len(kept_bytes[:used].decode("utf-8", errors="ignore")))
-        kept = 0
-        total = 0
-        for piece in pieces:
-            if total + len(piece) > len(kept_bytes):
-                break
-            total += len(piece)
-            kept += 1
-        text = kept_bytes.decode("utf-8", errors="replace")
-        return _Sampled(text, tuple(ids), tuple(logprobs), tuple(ends), tuple(pieces), kept, finish)
-
-
-@dataclass(frozen=True, slots=True)
-class _Sampled:
-    text: str  # up to the first stop sequence
-    ids: tuple[int, ...]  # every id sampled (not the end-of-text token)
-    logprobs: tuple[float, ...]
-    ends: tuple[int, ...]  # where each id's text ends in `text`
-    pieces: tuple[bytes, ...]  # each id's bytes
-    kept: int  # the first `kept` ids lie wholly inside `text`
-    finish_reason: str
-
 
 @dataclass(frozen=True, slots=True)
 class _Sequence:
@@ -420,11 +377,6 @@ class _Sequence:
     prompt: tuple[int, ...]
     sampled: tuple[int, ...]
     pieces: tuple[bytes, ...]
-
-
-def _first_stop(data: bytes, stops: tuple[str, ...]) -> int | None:
-    found = [i for i in (data.find(s.encode("utf-8")) for s in stops if s) if i >= 0]
-    return min(found) if found else None
 
 
 def _is_default(path: Path) -> bool:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from react_text.core.errors import ContextLengthError, ModelError
-from react_text.core.model_info import bundled_encoding
+from react_text.core.model_info import ReplyDelta, bundled_encoding
 from react_text.core.types import Api, Message, Reply, Request, Usage
 
 __all__ = [
@@ -66,6 +66,11 @@ class ScriptedModel:
     `accepts_prefill=True` plays a model that continues a turn already begun (as `LocalModel`
     does): each scripted reply is what it writes after the request's prefill, and the reply's text
     is the prefill and then the scripted reply.
+
+    `stream_reply` (and `astream_reply`) plays a streaming server: the reply `generate` gives, in
+    deltas cut as `chunks` says: None, one delta; a number, pieces of that many characters; a
+    function of the text, the pieces it gives (they must join to the text). A Reply's reasoning
+    comes first, cut the same way, as reasoning deltas.
     """
 
     replies: Iterable[str | Reply | BaseException]
@@ -76,6 +81,7 @@ class ScriptedModel:
     message_overhead: int = 4  # the server's tokens around each chat message (counted with `tokenizer`)
     context_window: int | None = None
     accepts_prefill: bool = False
+    chunks: int | Callable[[str], Iterable[str]] | None = None  # how stream_reply cuts a reply
     provider: ClassVar[str] = "react_text.scripted"  # what model_info reads
     in_process: ClassVar[bool] = True
     calls: list[Request] = field(default_factory=list, init=False)
@@ -134,6 +140,21 @@ class ScriptedModel:
         """`generate`, for async runs; it lets other tasks run first, as a server call would."""
         await asyncio.sleep(0)
         return self.generate(request)
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]:
+        """`generate`'s reply, in deltas cut as `chunks` says, then the reply."""
+        reply = self.generate(request)
+        yield from _deltas(reply, self.chunks)
+        yield reply
+
+    async def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]:
+        """`stream_reply`, for `async for`: it lets other tasks run before each delta."""
+        await asyncio.sleep(0)
+        reply = self.generate(request)
+        for piece in _deltas(reply, self.chunks):
+            await asyncio.sleep(0)
+            yield piece
+        yield reply
 
     async def acontext_window(self) -> int | None:
         return self.context_window
@@ -212,6 +233,22 @@ def _script(replies: object) -> list[str | Reply | BaseException]:
     return script
 
 
+def _deltas(reply: Reply, chunks: int | Callable[[str], Iterable[str]] | None) -> list[ReplyDelta]:
+    """A reply's reasoning and text as deltas, cut as `chunks` says."""
+    out: list[ReplyDelta] = []
+    for text, reasoning in ((reply.reasoning or "", True), (reply.text, False)):
+        if chunks is None:
+            pieces = [text] if text else []
+        elif isinstance(chunks, int):
+            pieces = [text[i : i + chunks] for i in range(0, len(text), chunks)]
+        else:
+            pieces = list(chunks(text))
+            if "".join(pieces) != text or not all(isinstance(p, str) for p in pieces):
+                raise ValueError(f"ScriptedModel.chunks gave pieces that are not the reply's text: {pieces!r:.80}")
+        out += [ReplyDelta(p, reasoning) for p in pieces if p]
+    return out
+
+
 def _check(model: ScriptedModel) -> None:
     """The options of a ScriptedModel, each refused when made, naming it."""
     if model.api not in ("chat", "completion"):
@@ -226,6 +263,11 @@ def _check(model: ScriptedModel) -> None:
             f"ScriptedModel.tokenizer must be a function from text to tokens or None, not {model.tokenizer!r}"
         )
     _at_least("message_overhead", model.message_overhead, 0)
+    chunks = model.chunks
+    if isinstance(chunks, bool) or not (chunks is None or callable(chunks) or (isinstance(chunks, int) and chunks > 0)):
+        raise TypeError(
+            f"ScriptedModel.chunks must be a number of characters (1 or more), a function or None, not {chunks!r}"
+        )
     if model.context_window is not None:
         _at_least("context_window", model.context_window, 1)
 
@@ -264,6 +306,12 @@ class PerRun:
 
     async def agenerate(self, request: Request) -> Reply:
         return await self._script(request.prompt).agenerate(request)
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]:
+        return self._script(request.prompt).stream_reply(request)
+
+    def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]:
+        return self._script(request.prompt).astream_reply(request)
 
     async def acontext_window(self) -> int | None:
         return await self._like.acontext_window()

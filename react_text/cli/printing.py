@@ -1,17 +1,21 @@
-"""What the commands print: a step and a run's end (run, replay), and an eval's progress."""
+"""What the commands print: a step and a run's end (run, replay), a run as it is written (`Live`:
+run on a terminal), and an eval's progress."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from typing import TextIO
 
 from react_text.core.protocol import ACTION_LABEL, FINAL_LABEL, OBSERVATION_LABEL, THOUGHT_LABEL, call
+from react_text.core.streaming import Observed, Revision, RunEvent, StepEnd, Stream, TextDelta
 from react_text.core.types import Action, Actions, Final, RunResult, Step
 from react_text.evaluation.results import TaskResult, label, said
 from react_text.observers.written import shown
 
 __all__ = [
+    "Live",
     "Paint",
     "Progress",
     "plural",
@@ -67,6 +71,78 @@ def print_step(step: Step, out: TextIO, max_tokens: int | None, paint: Paint) ->
     elif step.observation is not None:
         out.write(f"{paint.label(OBSERVATION_LABEL, 'observation')} {shown(step.observation)}\n")
     out.flush()
+
+
+class Live:
+    """A run printed as it is written (`agent.stream`): the reply's text as it comes (thinking dim),
+    the observation, and after each step the line `print_step` heads it with. Iterate it for the
+    steps, as `iter_steps` hands them out; then `result`."""
+
+    def __init__(self, stream: Stream, out: TextIO, max_tokens: int | None, paint: Paint) -> None:
+        self._stream = stream
+        self._out = out
+        self._max_tokens = max_tokens
+        self._paint = paint
+        self._step = 0  # the step whose text is being written
+        self._at_line_start = True
+
+    @property
+    def result(self) -> RunResult:
+        return self._stream.result
+
+    def __iter__(self) -> Iterator[Step]:
+        for event in self._stream:
+            self.show(event)
+            if isinstance(event, StepEnd):
+                yield event.step
+
+    def show(self, event: RunEvent) -> None:
+        out, paint = self._out, self._paint
+        if isinstance(event, TextDelta | Revision) and event.step != self._step:
+            self._step = event.step
+            self._write(paint.dim(f"── step {event.step}") + "\n")
+        if isinstance(event, TextDelta):
+            text = event.text
+            if event.kind == "thinking":
+                self._write(paint.dim(shown(text)))
+            elif event.kind == "label":
+                self._write(paint.label(text, _section(text)))
+            else:
+                self._write(shown(text))
+        elif isinstance(event, Revision):
+            self._newline()
+            self._write(paint.dim("(the reply so far does not stand; it reads:)") + "\n")
+            for delta in event.deltas:
+                self._write(paint.dim(shown(delta.text)) if delta.kind == "thinking" else shown(delta.text))
+        elif isinstance(event, Observed):
+            self._newline()
+            label = "" if event.parts else f"{paint.label(OBSERVATION_LABEL, 'observation')} "
+            self._write(
+                f"{label}{paint.label(shown(event.text), 'observation') if event.parts else shown(event.text)}\n"
+            )
+        elif isinstance(event, StepEnd):
+            self._newline()
+            step = event.step
+            budget = f"{step.total_usage.total_tokens}" + (f"/{self._max_tokens}" if self._max_tokens else "")
+            forced = " (forced)" if step.forced else ""
+            cut = f" · cut a made-up observation: {step.cut.strip()[:60]!r}" if step.cut.strip() else ""
+            self._write(paint.dim(f"   step {step.number}{forced} · {budget} tokens · {step.seconds:.2f}s{cut}") + "\n")
+        out.flush()
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._out.write(text)
+            self._at_line_start = text.endswith("\n")
+
+    def _newline(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
+
+def _section(label: str) -> str:
+    """The colour of a protocol label as written (`**Final Answer:**`, `ACTION:`)."""
+    word = label.strip(" *_#>:\uff1a").lower()
+    return "final" if word.startswith("final") else "action" if word.startswith("action") else "thought"
 
 
 def print_end(result: RunResult, out: TextIO, paint: Paint) -> None:

@@ -2,6 +2,9 @@
 
 react-text run "What is 17 * 23 + 5?"                  the embedded local model
 react-text run --model gpt-4o-mini "..."                any OpenAI-compatible server
+
+On a terminal the replies are printed as they are written (`agent.stream`); `--no-stream` prints
+whole steps, as a pipe always gets them unless `--stream` is given. The trace is the same either way.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, Literal
 from react_text.cli.choices import choices_of, model_recipe, refuse_unused
 from react_text.cli.files import sources_read, writes_no_input
 from react_text.cli.flags import mcp_flags, model_flags, run_flags, subcommand, tool_flags
-from react_text.cli.printing import Paint, print_end, print_step
+from react_text.cli.printing import Live, Paint, print_end, print_step
 from react_text.core.agent import Agent, Run
 from react_text.core.episode import Approval
 from react_text.core.errors import ConfigError, set_up
@@ -65,6 +68,11 @@ def add(commands: Any) -> None:
     run.add_argument("--json", action="store_true", help="print the whole RunResult as one JSON document")
     run.add_argument("--trace", metavar="FILE", help="write every event to FILE as JSON lines, as it happens")
     run.add_argument("--yes", action="store_true", help="run risky tools without asking")
+    run.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="print whole steps, not the replies as they are written (the default on a terminal, and with --stream)",
+    )
     state_flags(run)
     mcp_flags(run)
     run.set_defaults(handler=_run)
@@ -135,11 +143,20 @@ def _run_with(
         described = config.describe(agent, root=choices.root, modules=choices.modules, mcp=choices.mcp)
         tracer.start(task, {**described, "approve": "yes" if args.yes else "ask"})
     try:
-        run = begin(agent, task, tracer.observer if tracer else None)
+        observer = tracer.observer if tracer else None
+        # printed as written: a run without --state (a durable run, and resume, print whole steps)
+        live = not (args.json or getattr(args, "no_stream", False) or args.state) and (
+            args.stream or sys.stdout.isatty()
+        )
+        run: Run | Live = (
+            Live(agent.stream(task, observer=observer), sys.stdout, agent.limits.tokens, paint)
+            if live
+            else begin(agent, task, observer)
+        )
         for step in run:
             if tracer:
                 tracer.step(step)
-            if not args.json:
+            if not (args.json or live):
                 print_step(step, sys.stdout, agent.limits.tokens, paint)
         result = run.result
         if tracer:

@@ -31,6 +31,7 @@ from react_text.core.limits import Limits
 from react_text.core.model_info import ModelInfo, describe, grammar_on, no_grammar
 from react_text.core.protocol import THINK_OPEN
 from react_text.core.spec import EpisodeSpec
+from react_text.core.streaming import AStream, Stream
 from react_text.core.types import Model, Parser, RunResult
 from react_text.observers.observing import Observer
 from react_text.parser import PARSERS, parse
@@ -42,11 +43,13 @@ if TYPE_CHECKING:
     from react_text.durable.keeping import StoreLike
 
 __all__ = [
+    "AStream",
     "Agent",
     "Approver",
     "AsyncRun",
     "Parser",
     "Run",
+    "Stream",
 ]
 
 
@@ -282,6 +285,16 @@ class Agent:
 
         saved, keeper = resumed(state, run_id, decision)
         return AsyncRun(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+
+    def stream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Stream:
+        """The run as it is written: typed events as the model's text arrives (`streaming.py`: text
+        deltas, each action once read whole, the observation, each step's end with the Step
+        `iter_steps` gives, the run's end with the RunResult `run` returns); then `.result`."""
+        return Stream(self, task, observer, seed=seed)
+
+    def astream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AStream:
+        """`stream`, for `async for`."""
+        return AStream(self, task, observer, seed=seed)
 
 
 def _kept(state: StoreLike | None, run_id: str | None, task: str, seed: int | None) -> Keeper | None:

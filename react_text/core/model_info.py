@@ -7,6 +7,8 @@ else and matches no class names):
 
     member                     what it says                                       when absent
     agenerate(request)         an async call (types.AsyncModel)                   generate, on a thread
+    stream_reply(request)      the reply as it is written: ReplyDelta..., Reply   generate, as one delta
+    astream_reply(request)     the same, `async for` (AsyncStreamingModel)        stream_reply, on a thread
     context_window             its window in tokens (may ask the server, once)    unknown
     acontext_window()          the same, awaited                                  context_window
     count_tokens(text)         tokens in the model's own vocabulary                tiktoken by name
@@ -24,6 +26,11 @@ else and matches no class names):
 
 The backends declare theirs; a model of the user's own may declare any of them.
 
+A model that streams (`StreamingModel`, `AsyncStreamingModel`) gives each piece of the reply as
+it comes, a `ReplyDelta` (`reasoning=True`: the server's reasoning channel), and last the whole
+`Reply`, the one `generate` would have returned: the run reads that Reply, and the deltas only show
+it early (`Agent.stream`). A model without `stream_reply` is streamed as one delta (`whole`).
+
 `grammar_on` is the one place that decides whether a run sends the protocol grammar; `no_grammar`
 says, without asking a server, when a run certainly sends none.
 
@@ -35,14 +42,17 @@ that counts as the engine does) are handed over here.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from react_text.core.limits import MIN_CONTEXT_TOKENS, Limits
-from react_text.core.types import Model
+from react_text.core.types import Model, Reply, Request
 from react_text.prompting import Prompting
 
 if TYPE_CHECKING:
@@ -50,16 +60,94 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MIN_CONTEXT_TOKENS",
+    "AsyncStreamingModel",
     "Limits",
     "ModelInfo",
     "Prompting",
+    "ReplyDelta",
+    "StreamingModel",
     "bundled_encoding",
     "describe",
     "grammar_on",
     "no_grammar",
+    "threaded",
+    "whole",
 ]
 
 Counter = Callable[[str], int]
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    """A piece of a reply as the model writes it: text, or the server's reasoning channel (`reasoning`)."""
+
+    text: str
+    reasoning: bool = False
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that gives its reply as it is written: `ReplyDelta`s, then the whole `Reply` (last,
+    once): what `generate` would have returned, its text the text deltas joined as far as the model
+    knows them (a backend that cuts a reply may say less in its deltas than its Reply holds, never more)."""
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]: ...
+
+
+@runtime_checkable
+class AsyncStreamingModel(Model, Protocol):
+    """`StreamingModel`, for `async for`."""
+
+    def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]: ...
+
+
+def whole(reply: Reply) -> Iterator[ReplyDelta | Reply]:
+    """A reply given whole, as a stream: its reasoning and its text as one delta each, then the reply."""
+    if reply.reasoning:
+        yield ReplyDelta(reply.reasoning, reasoning=True)
+    if reply.text:
+        yield ReplyDelta(reply.text)
+    yield reply
+
+
+async def threaded(make: Callable[[], Iterator[_T]], worker: Executor | None = None) -> AsyncIterator[_T]:
+    """The items of the iterator `make()` gives, made on `worker` (a thread; None: the loop's
+    default), as they come; let go early, the iterator is closed at its next item."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[int, Any]] = asyncio.Queue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        put = queue.put_nowait
+        try:
+            items = make()
+            try:
+                for item in items:
+                    if stop.is_set():
+                        break
+                    loop.call_soon_threadsafe(put, (0, item))
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+        except BaseException as exc:  # noqa: BLE001 - raised where the items are read
+            loop.call_soon_threadsafe(put, (1, exc))
+            return
+        loop.call_soon_threadsafe(put, (2, None))
+
+    future = loop.run_in_executor(worker, pump)
+    try:
+        while True:
+            kind, item = await queue.get()
+            if kind == 1:
+                raise item
+            if kind == 2:
+                break
+            yield item
+    finally:
+        stop.set()
+        await asyncio.shield(future)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +163,8 @@ class ModelInfo:
     stream: bool = False
     prefill: bool = False  # it takes Request.prefill (accepts_prefill)
     asynchronous: bool = False  # it has agenerate
+    streams: bool = False  # it has stream_reply
+    astreams: bool = False  # it has astream_reply
     limits: Limits | None = None  # recommended
     prompting: Prompting | None = None  # recommended
     count_tokens: Counter | None = None
@@ -105,6 +195,8 @@ def describe(model: Model) -> ModelInfo:
         stream=bool(getattr(model, "stream", False)),
         prefill=getattr(model, "accepts_prefill", False) is True,
         asynchronous=_awaitable(model),
+        streams=callable(getattr(model, "stream_reply", None)),
+        astreams=callable(getattr(model, "astream_reply", None)),
         limits=limits if isinstance(limits, Limits) else None,
         prompting=prompting if isinstance(prompting, Prompting) else None,
         count_tokens=count if callable(count) else None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Generator
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from react_text.backends import identify, wire
@@ -20,6 +20,7 @@ from react_text.backends.openai_api.tokens import TokenIds
 from react_text.backends.openai_api.transport import Transport, make_client
 from react_text.backends.openai_api.window import ContextWindow
 from react_text.core.errors import safe_url
+from react_text.core.model_info import ReplyDelta
 from react_text.core.sampling import check_temperature
 from react_text.core.types import Api, Reply, Request, Vocabulary
 
@@ -189,6 +190,70 @@ class Backend:
             reply = await adrive(self._plan(request), functools.partial(self._aonce, request), retried())
         return self._heard(request, reply)
 
+    # -- the reply as the server writes it: the same request streamed, the same plan, reading, errors --
+
+    def stream_reply(self, request: Request) -> Iterator[ReplyDelta | Reply]:
+        """The reply as the server writes it (streamed, whatever `stream` says, with `include_usage`
+        so that the last chunk reports usage where the server can): what each chunk adds, as a
+        `ReplyDelta` (the reasoning channel apart), then the Reply `generate` would have returned.
+        The same plan after a failure, the same reading (it stops at a made-up observation), the
+        same errors; a request asked again unstreamed gives its reply whole."""
+        with failures(self.url, self._window.failure):
+            plan = call_plan(functools.partial(self._streamed, request), self._stop_rejected)
+            caught = retried()
+            asked = next(plan)
+            while True:
+                try:
+                    answer: Reply | Exception = yield from self._stream_once(request, asked)
+                except caught as exc:
+                    answer = exc
+                try:
+                    asked = plan.send(answer)
+                except StopIteration as done:
+                    reply: Reply = done.value
+                    break
+        yield self._heard(request, reply)
+
+    async def astream_reply(self, request: Request) -> AsyncIterator[ReplyDelta | Reply]:
+        """`stream_reply`, over the async client."""
+        if request.grammar and self._identity is None:
+            await self.aidentify()
+        with failures(self.url, self._window.failure):
+            plan = call_plan(functools.partial(self._streamed, request), self._stop_rejected)
+            caught = retried()
+            asked = next(plan)
+            while True:
+                reading = self._reading(request, asked)
+                answer: Reply | Exception
+                try:
+                    if reading is None:  # asked again unstreamed: the reply whole
+                        answer = await self._aonce(request, asked)
+                    else:
+                        async for fresh in self._transport.astream(self._path, asked, reading):
+                            for delta in _deltas(*fresh):
+                                yield delta
+                        served = await self._tokens.aserved(asked, self._server)
+                        answer = self._reply(reading, reading, asked, served)
+                except caught as exc:
+                    answer = exc
+                try:
+                    asked = plan.send(answer)
+                except StopIteration as done:
+                    reply: Reply = done.value
+                    break
+        yield self._heard(request, reply)
+
+    def _stream_once(self, request: Request, arguments: dict[str, Any]) -> Generator[ReplyDelta, None, Reply]:
+        reading = self._reading(request, arguments)
+        if reading is None:  # asked again unstreamed: the reply whole
+            return self._once(request, arguments)
+        for fresh in self._transport.stream(self._path, arguments, reading):
+            yield from _deltas(*fresh)
+        return self._reply(reading, reading, arguments, self._tokens.served(arguments, self._server))
+
+    def _streamed(self, request: Request) -> dict[str, Any]:
+        return {**self._arguments(request), "stream": True, "stream_options": {"include_usage": True}}
+
     def _grammar_sent(self, request: Request) -> str | None:
         """The request's grammar as this server gets it: with a free <think> block first when the
         model thinks, unless the server starts the grammar after the thinking itself (SGLang says
@@ -299,3 +364,11 @@ class Backend:
     async def acontext_window(self) -> int | None:
         """`context_window`, asked over the async client: once, however many runs ask at the same time."""
         return await self._window.aget()
+
+
+def _deltas(reasoning: str, text: str) -> Iterator[ReplyDelta]:
+    """What one chunk added, as deltas: its reasoning, then its text."""
+    if reasoning:
+        yield ReplyDelta(reasoning, reasoning=True)
+    if text:
+        yield ReplyDelta(text)

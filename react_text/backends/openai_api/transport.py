@@ -93,6 +93,46 @@ class Transport:
             await answer.close()
         return reading
 
+    def stream(self, path: str, arguments: dict[str, Any], reading: wire.StreamReading) -> Iterator[tuple[str, str]]:
+        """`send`, streamed, for a caller that shows the reply as it comes: what each chunk adds
+        (its reasoning, its text), read into `reading` as `send` reads it."""
+        import openai
+
+        answer: Any = self.client.post(
+            path, body=body(arguments), cast_to=object, stream=True, stream_cls=openai.Stream[object]
+        )
+        answer.response = Watched(answer.response, reading, _read_seconds(getattr(self.client, "timeout", None)))
+        try:
+            for chunk in answer:
+                stop = reading.add(chunk)
+                if reading.fresh != ("", ""):
+                    yield reading.fresh
+                if stop:
+                    break
+        finally:
+            answer.close()
+
+    async def astream(
+        self, path: str, arguments: dict[str, Any], reading: wire.StreamReading
+    ) -> AsyncIterator[tuple[str, str]]:
+        """`stream`, over the async client."""
+        import openai
+
+        client = await self.aclient()
+        answer: Any = await client.post(
+            path, body=body(arguments), cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+        )
+        answer.response = Watched(answer.response, reading, _read_seconds(client.timeout))
+        try:
+            async for chunk in answer:
+                stop = reading.add(chunk)
+                if reading.fresh != ("", ""):
+                    yield reading.fresh
+                if stop:
+                    break
+        finally:
+            await answer.close()
+
     async def aclient(self) -> openai.AsyncOpenAI:
         """The async client: the one given, or one per event loop, built from the sync client's settings.
 

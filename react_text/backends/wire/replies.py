@@ -61,7 +61,8 @@ class StreamReading:
     could hold (more chunks of text than tokens, or more characters than any tokens spell): it
     ignores the allowance, and the reply is cut there as if at its length. `texts` counts the
     chunks that brought text, so a caller can tell a stream that progresses from one that only
-    keeps its connection alive.
+    keeps its connection alive; `fresh` is what the last chunk added (its reasoning, its text), for
+    a caller that shows the reply as it comes.
 
     Where a made-up observation begins is the engine's to say (`cut(text, since)`: the request's
     `Rules.cut`); without it, where one of `stop` (the request's stop sequences) begins.
@@ -88,9 +89,11 @@ class StreamReading:
         self._finish: str | None = None
         self._choices = 0
         self._chunks = 0
+        self.fresh: tuple[str, str] = ("", "")  # what the last chunk added: reasoning, text
 
     def add(self, chunk: object) -> bool:
         self._chunks += 1
+        self.fresh = ("", "")
         if chunk is None or isinstance(chunk, NOT_OBJECTS):
             raise Malformed(f"a stream chunk that is not an object: {glimpse(chunk)}")
         usage = field(chunk, "usage")
@@ -112,6 +115,7 @@ class StreamReading:
         reasoning = _reasoning(holder)
         if reasoning:
             self._reasoning.append(reasoning)
+            self.fresh = (reasoning, "")
         new = _text(field(holder, "content" if self._chat else "text"))
         if reasoning or new:
             self._texts += 1
@@ -123,6 +127,7 @@ class StreamReading:
             return False
         before = len(self._text)
         self._text += new
+        self.fresh = (reasoning, new)
         if self._cut(self._text, max(0, before - 32)):
             self._finish = "stop"
             return True

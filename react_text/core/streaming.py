@@ -1,0 +1,415 @@
+"""A run as it is written: typed events while the model's text arrives, then the step, then the run.
+
+    for event in agent.stream(task):               # Stream: a sync iterator of events
+        ...                                        # TextDelta, ActionReady, Observed, StepEnd, RunEnd
+    async for event in agent.astream(task): ...    # AStream: the same, `async for`
+    stream.result                                  # once it is exhausted: the RunResult run() returns
+
+What comes, in order, for each step: the reply's text as `TextDelta`s (kind "thinking", "label",
+"thought", "action" or "answer", from `parser.stream.StreamReader`: text is released once no later
+byte can change it, so a made-up OBSERVATION is never released, however it is split), each action as
+soon as it is read whole (`ActionReady`, before it is approved or run), the observation fed back
+(`Observed`), and `StepEnd` with the same `Step` that `iter_steps` hands out; last, `RunEnd` with the
+same `RunResult` that `run` returns. A `Revision` says that what was released of the step's reply is
+replaced by its deltas: after a lone `</think>`, a reply asked again (the step's first call stopped
+inside its thinking) or a call that failed after some text came.
+
+The driver is the flow's (`flow.Runner`), as `Run` and `AsyncRun` are: the episode is sent the
+complete Reply, the observer and telemetry are told what a run tells them, and only the model call
+differs: a model that streams (`model_info.StreamingModel`) is read delta by delta, any other is
+streamed as one delta. So a streamed run takes the steps an unstreamed one takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import typing
+from collections.abc import AsyncGenerator, Generator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from react_text.core.commands import Send
+from react_text.core.drivers import _acarry, _carry, _guarded
+from react_text.core.flow import AskWindow, Runnable, Runner
+from react_text.core.model_info import ReplyDelta, threaded, whole
+from react_text.core.sampling import check_seed
+from react_text.core.types import Action, AsyncModel, Reply, Request, RunResult, Step
+from react_text.observers.observing import Observer
+from react_text.parser import stream as reading
+from react_text.parser.stream import DeltaKind, Reader, StreamReader
+
+__all__ = [
+    "AStream",
+    "ActionReady",
+    "Observed",
+    "Revision",
+    "RunEnd",
+    "RunEvent",
+    "StepEnd",
+    "Stream",
+    "TextDelta",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Text of step `step`'s reply, as it arrives: thinking, or a label or a section's text."""
+
+    step: int
+    kind: DeltaKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """What was released of step `step`'s reply is replaced by `deltas` (() : none of it stands)."""
+
+    step: int
+    deltas: tuple[TextDelta, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionReady:
+    """An action of step `step`'s reply, read whole (`index`: its place among the reply's actions)."""
+
+    step: int
+    index: int
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What was fed back after step `step` (`Step.observation`; `parts`: `Step.observations`)."""
+
+    step: int
+    text: str
+    parts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StepEnd:
+    """A step is complete: the `Step` that `iter_steps` hands out."""
+
+    step: Step
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """The run is over: the `RunResult` that `run` returns."""
+
+    result: RunResult
+
+
+RunEvent = TextDelta | Revision | ActionReady | Observed | StepEnd | RunEnd
+"""Any event of a stream (`Stream`, `AStream`)."""
+
+
+class _Replies:
+    """The reading of the replies of one run as they arrive: a StreamReader per model call, the
+    events it makes, and what a second call in one step or a failed call comes to."""
+
+    def __init__(self, agent: Runnable) -> None:
+        self._agent = agent
+        self._reader = Reader()
+        self._state = StreamReader(self._reader)
+        self._step = 0  # the step the last call was for
+        self._released = False  # some of that step's reply was released
+        self._prior: Reply | None = None  # the step's last reply, when a call of the step gave one
+        self._base: Reply | None = None  # the reply a completion model's call continues
+        self._chat = agent.model.api == "chat"
+
+    def window(self, window: object) -> None:
+        """The run's spec is known once its window is: read replies as it says."""
+        spec = self._agent.spec(window if isinstance(window, int) else None)
+        self._reader = Reader(
+            chat=spec.api == "chat",
+            parser=spec.parser,
+            tools=tuple(t.name for t in spec.tools),
+            parallel=spec.prompting.parallel,
+            most=spec.limits.actions,
+        )
+        self._chat = spec.api == "chat"
+
+    def asking(self, step: int) -> list[RunEvent]:
+        """A call for `step` begins: a second one in the step replaces what the first released (a
+        completion model continues the first one's text, which is released again)."""
+        events: list[RunEvent] = []
+        prior = self._prior if step == self._step else None
+        if step == self._step and self._released:
+            events.append(Revision(step, ()))
+        self._step, self._released, self._prior = step, False, None
+        self._state = StreamReader(self._reader)
+        self._base = prior if prior is not None and not self._chat else None
+        if self._base is not None:
+            if self._base.reasoning:
+                events += self.feed(ReplyDelta(self._base.reasoning, reasoning=True))
+            events += self.feed(ReplyDelta(self._base.text))
+        return events
+
+    def feed(self, delta: ReplyDelta) -> list[RunEvent]:
+        self._state, made = self._state.feed(delta.text, reasoning=delta.reasoning)
+        return self._events(made)
+
+    def finish(self, reply: Reply) -> list[RunEvent]:
+        self._prior = reply
+        base = self._base
+        if base is not None:  # a completion model's reply continued: read as the episode reads it
+            thinking = "\n".join(r for r in (base.reasoning, reply.reasoning) if r) or None
+            reply = Reply(base.text + reply.text, reply.usage, reply.finish_reason, thinking)
+        return self._events(self._state.finish(reply))
+
+    def failed(self) -> list[RunEvent]:
+        """The call failed: what it released does not stand."""
+        self._prior = None
+        return [Revision(self._step, ())] if self._released else []
+
+    def _events(self, made: Iterable[reading.StreamEvent]) -> list[RunEvent]:
+        step = self._step
+        events: list[RunEvent] = []
+        for event in made:
+            if isinstance(event, reading.Delta):
+                if event.text:
+                    events.append(TextDelta(step, event.kind, event.text))
+            elif isinstance(event, reading.ActionRead):
+                events.append(ActionReady(step, event.index, event.action))
+            else:
+                events.append(Revision(step, tuple(TextDelta(step, d.kind, d.text) for d in event.deltas)))
+        self._released = self._released or any(isinstance(e, TextDelta | Revision) for e in events)
+        return events
+
+
+def _ended(step: Step) -> list[RunEvent]:
+    events: list[RunEvent] = []
+    if step.observation is not None:
+        events.append(Observed(step.number, step.observation, step.observations))
+    events.append(StepEnd(step))
+    return events
+
+
+def _check(task: object, seed: int | None) -> None:
+    if not isinstance(task, str):
+        raise TypeError(f"the task must be a string, not {type(task).__name__}")
+    if seed is not None:
+        check_seed(seed)
+
+
+# --- sync ----------------------------------------------------------------------------------------------
+
+
+def _streamed(model: Any, request: Request, streams: bool) -> Generator[ReplyDelta | Reply, None, None]:
+    """The model's reply as a stream: its own, or its whole reply as one delta."""
+    if streams:
+        yield from model.stream_reply(request)
+    else:
+        yield from whole(model.generate(request))
+
+
+def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
+    """The run's events: the flow's needs carried out as `Run` carries them, the model's reply read
+    as it comes. (A function, not a method: the Stream and its suspended generator do not hold each other.)"""
+    flow = runner.flow()
+    replies = _Replies(agent)
+    handed = 0
+    try:
+        need = next(flow)
+        while True:
+            if isinstance(need, Step):
+                handed += 1
+                yield from _ended(need)
+                need = next(flow)
+                continue
+            if not isinstance(need, Send):
+                try:
+                    made = _carry(agent, need)
+                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                    need = flow.throw(exc)
+                    continue
+                if isinstance(need, AskWindow):
+                    replies.window(made)
+                need = flow.send(made)
+                continue
+            yield from replies.asking(handed + 1)
+            pieces = _streamed(agent.model, need.request, agent.info.streams)
+            answer: object = None
+            failure: BaseException | None = None
+            try:
+                while True:
+                    try:
+                        piece = next(pieces)
+                    except StopIteration:
+                        failure = RuntimeError("the model's stream_reply ended without its Reply")
+                        break
+                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                        failure = exc
+                        break
+                    if not isinstance(piece, ReplyDelta):
+                        answer = piece
+                        break
+                    yield from replies.feed(piece)
+            finally:
+                pieces.close()
+            if failure is not None:
+                yield from replies.failed()
+                need = flow.throw(failure)
+                continue
+            if isinstance(answer, Reply):
+                yield from replies.finish(answer)
+            need = flow.send(answer)
+    except StopIteration:
+        pass
+    yield RunEnd(runner.result)
+
+
+class Stream:
+    """One run of an agent as events: iterate it; `result` once it is exhausted. `close()` stops
+    the run where it is; a stream let go unfinished is closed when it is collected."""
+
+    __slots__ = ("__weakref__", "_events", "_runner")
+
+    def __init__(
+        self, agent: Runnable, task: str, observer: Observer | None = None, *, seed: int | None = None
+    ) -> None:
+        _check(task, seed)
+        self._runner = Runner(agent, task, observer, seed)
+        self._events = _events(agent, self._runner)
+
+    @property
+    def result(self) -> RunResult:
+        return self._runner.result
+
+    def __iter__(self) -> Stream:
+        return self
+
+    def __next__(self) -> RunEvent:
+        if self._runner.closed:
+            raise StopIteration
+        return next(self._events)
+
+    def close(self) -> None:
+        self._events.close()
+        self._runner.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+# --- async ---------------------------------------------------------------------------------------------
+
+
+async def _astreamed(agent: Runnable, request: Request) -> AsyncGenerator[ReplyDelta | Reply, None]:
+    """The model's reply as a stream, awaited: its own async stream, its sync one on a thread, or
+    its whole reply as one delta (agenerate, or generate on a thread)."""
+    model: Any = agent.model
+    info = agent.info
+    if info.astreams:
+        async for piece in model.astream_reply(request):
+            yield piece
+        return
+    if info.streams:
+        async for piece in threaded(lambda: model.stream_reply(request)):
+            yield piece
+        return
+    if info.asynchronous:
+        reply = await typing.cast(AsyncModel, model).agenerate(request)
+    else:
+        reply = await asyncio.to_thread(_guarded, model.generate, request)
+    for piece in whole(reply):
+        yield piece
+
+
+async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, None]:
+    """`_events`, awaited."""
+    flow = runner.flow()
+    replies = _Replies(agent)
+    handed = 0
+    try:
+        need = next(flow)
+        while True:
+            if isinstance(need, Step):
+                handed += 1
+                for event in _ended(need):
+                    yield event
+                need = next(flow)
+                continue
+            if not isinstance(need, Send):
+                try:
+                    made = await _acarry(agent, need)
+                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
+                    need = flow.throw(exc)
+                    continue
+                if isinstance(need, AskWindow):
+                    replies.window(made)
+                need = flow.send(made)
+                continue
+            for event in replies.asking(handed + 1):
+                yield event
+            pieces = _astreamed(agent, need.request)
+            answer: object = None
+            failure: BaseException | None = None
+            try:
+                while True:
+                    try:
+                        piece = await anext(pieces)
+                    except StopAsyncIteration:
+                        failure = RuntimeError("the model's astream_reply ended without its Reply")
+                        break
+                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                        failure = exc
+                        break
+                    if not isinstance(piece, ReplyDelta):
+                        answer = piece
+                        break
+                    for event in replies.feed(piece):
+                        yield event
+            finally:
+                await pieces.aclose()
+            if failure is not None:
+                for event in replies.failed():
+                    yield event
+                need = flow.throw(failure)
+                continue
+            if isinstance(answer, Reply):
+                for event in replies.finish(answer):
+                    yield event
+            need = flow.send(answer)
+    except StopIteration:
+        pass
+    yield RunEnd(runner.result)
+
+
+class AStream:
+    """`Stream`, for `async for`: `await stream.aclose()` stops the run where it is."""
+
+    __slots__ = ("__weakref__", "_events", "_runner")
+
+    def __init__(
+        self, agent: Runnable, task: str, observer: Observer | None = None, *, seed: int | None = None
+    ) -> None:
+        _check(task, seed)
+        self._runner = Runner(agent, task, observer, seed)
+        self._events = _aevents(agent, self._runner)
+
+    @property
+    def result(self) -> RunResult:
+        return self._runner.result
+
+    def __aiter__(self) -> AStream:
+        return self
+
+    async def __anext__(self) -> RunEvent:
+        if self._runner.closed:
+            raise StopAsyncIteration
+        return await anext(self._events)
+
+    async def aclose(self) -> None:
+        await self._events.aclose()
+        self._runner.close()
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
