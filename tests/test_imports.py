@@ -8,88 +8,17 @@ its modules."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "react_text"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+# the reader the docs' drawing of the graph uses too (docs/reference/layout.md)
+from import_graph import PACKAGE, cycles, graph, modules
+from import_graph import imports as _imports
 
+__all__ = ["MODULES", "PACKAGE", "cycles", "graph"]  # what test_layout.py reads
 
-def _modules(package: Path = PACKAGE) -> dict[str, Path]:
-    found = {}
-    for path in sorted(package.rglob("*.py")):
-        parts = list(path.relative_to(package.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-MODULES = _modules()
-
-
-def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import, at any depth: in a function, under `if TYPE_CHECKING:`, anywhere."""
-    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
-
-
-def _base(modules: dict[str, Path], module: str, node: ast.ImportFrom) -> str:
-    if node.level == 0:
-        return node.module or ""
-    parts = module.split(".")
-    if modules[module].name != "__init__.py":
-        parts.pop()
-    for _ in range(node.level - 1):
-        parts.pop()
-    return ".".join([*parts, *([node.module] if node.module else [])])
-
-
-def graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    modules = MODULES if package == PACKAGE else _modules(package)
-    edges: dict[str, set[str]] = {name: set() for name in modules}
-    for module, path in modules.items():
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                edges[module].update(alias.name for alias in node.names if alias.name in modules)
-                continue
-            base = _base(modules, module, node)
-            for alias in node.names:
-                if f"{base}.{alias.name}" in modules:
-                    edges[module].add(f"{base}.{alias.name}")
-                elif base in modules:
-                    edges[module].add(base)
-        edges[module].discard(module)
-    return edges
-
-
-def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle through each strongly connected part of more than one module (Tarjan's)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    parts: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for nxt in sorted(edges[node]):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            part = []
-            while True:
-                top = stack.pop()
-                part.append(top)
-                if top == node:
-                    break
-            if len(part) > 1:
-                parts.append(sorted(part))
-
-    for node in sorted(edges):
-        if node not in index:
-            visit(node)
-    return parts
+MODULES = modules()
 
 
 def test_react_text_has_no_import_circles() -> None:

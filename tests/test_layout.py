@@ -66,3 +66,40 @@ def test_the_rules_read_what_they_should(tmp_path: Path) -> None:
     }
     assert len(MODULES) == len(list(PACKAGE.rglob("*.py")))
     assert {f"{BACKENDS}.{name}" for name in ("local", "openai_api", "scripted", "wire")} <= set(_backends())
+
+
+def test_the_layout_page_and_the_drawing_of_the_import_graph_agree() -> None:
+    """docs/reference/layout.md lists every room of the package (a package, or a module at the top)
+    and only those, and its drawing (made by the docs build from the source) draws each of them and
+    every import between two rooms that this test's own reading of the graph finds."""
+    from import_graph import LAYOUT, MARKER, drawn_page, order
+
+    page = LAYOUT.read_text(encoding="utf-8")
+    assert MARKER in page
+    rooms_of_source = {"__init__.py"} | {
+        f"{p.name}/" if p.is_dir() else p.name
+        for p in PACKAGE.iterdir()
+        if (p / "__init__.py").is_file() or (p.suffix == ".py" and p.name != "__init__.py")
+    }
+    assert set(order(page)) == rooms_of_source
+    drawn = drawn_page(page)
+    assert MARKER not in drawn and drawn.count("<rect ") == len(rooms_of_source)
+    between = {
+        (MODULES[a].relative_to(PACKAGE).parts[0], MODULES[b].relative_to(PACKAGE).parts[0])
+        for a, targets in graph().items()
+        for b in targets
+    }
+    between = {(a, b) for a, b in between if a != b and a != "__init__.py" and b != "__init__.py"}
+    assert between, "the graph was not read"
+    for a, b in between:
+        shown = (f"{a}/" if (PACKAGE / a).is_dir() else a, f"{b}/" if (PACKAGE / b).is_dir() else b)
+        assert f"<title>{shown[0]} imports {shown[1]}</title>" in drawn, shown
+
+
+def test_the_package_imports_none_of_its_old_faces() -> None:
+    """The modules kept at the top for imports written before 0.4 (limits.py, toolbox.py, ...) are
+    two-line faces for users; the package itself imports the modules they name."""
+    faces = {"react_text.limits", "react_text.toolbox", "react_text.trajectory", "react_text.corpus", "react_text.mcp"}
+    assert faces <= set(MODULES)
+    users = {a: sorted(targets & faces) for a, targets in graph().items() if a not in faces and targets & faces}
+    assert users == {}

@@ -23,8 +23,8 @@ def client(url: str) -> Any:
 
 def ask(model: ScriptedModel, **request: Any) -> tuple[Any, Any]:
     """One request through the sync client: the completion and the response's headers."""
-    with serving(app(model)) as url:
-        raw = client(url).chat.completions.with_raw_response.create(model="m", **request)
+    with serving(app(model)) as url, client(url) as sync:  # closed: an open socket left is a warning
+        raw = sync.chat.completions.with_raw_response.create(model="m", **request)
     return raw.parse(), raw.headers
 
 
@@ -256,9 +256,9 @@ def test_max_tokens_seed_temperature_and_stop_are_passed_on() -> None:
     ask(with_tools, messages=[{"role": "user", "content": "?"}], tools=[WEATHER], stop="STOP")
     assert "STOP" not in with_tools.calls[0].stop  # it would cut an action's input: applied to the answer here
     upstream = Tempered()
-    with serving(app(upstream)) as url:
-        client(url).chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}], temperature=0.7)
-        client(url).chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}])
+    with serving(app(upstream)) as url, client(url) as made:  # closed: an open socket left is a warning
+        made.chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}], temperature=0.7)
+        made.chat.completions.create(model="m", messages=[{"role": "user", "content": "?"}])
     assert Tempered.seen == (0.7, 0.0) and upstream.temperature == 0.0
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from react_text.core.errors import ConfigError
+from react_text.core.limits import Limits
 from react_text.core.types import Model
-from react_text.limits import Limits
 from react_text.prompting import Prompting
 
 if TYPE_CHECKING:

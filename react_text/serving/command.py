@@ -19,9 +19,9 @@ import sys
 from typing import Any
 
 from react_text.core.errors import ConfigError, set_up
+from react_text.core.limits import Limits
 from react_text.core.types import Model
 from react_text.evaluation import config, scripts
-from react_text.limits import Limits
 from react_text.prompting import Prompting
 
 __all__ = ["add_parser", "run"]

@@ -14,9 +14,9 @@ import copy
 import dataclasses
 from dataclasses import dataclass
 
+from react_text.core.limits import Limits
 from react_text.core.model_info import describe, grammar_on
 from react_text.core.types import Model
-from react_text.limits import Limits
 from react_text.prompting import Prompting
 from react_text.tokens.meter import Counter, counter
 
