@@ -14,6 +14,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pairs.features import FEATURES, Feature, Mcp, Player, Ran, Reply, Setup, build
@@ -43,6 +44,18 @@ def play(driver: str, setup: Setup, replies: list[str | Reply | Exception] | Non
     """Run the setup's agent to the end under `driver` (iterating `iter_steps`, or `await arun`)."""
     agent, model = build(setup, replies)
     observer = observing.both(list(setup.observers)) if setup.observers else None
+    if setup.streamed:  # agent.stream / astream: the events, then the RunEnd's result
+        if driver == "sync":
+            events = list(agent.stream("Do the scenes.", observer=observer))
+        else:
+
+            async def collect() -> list[Any]:
+                return [event async for event in agent.astream("Do the scenes.", observer=observer)]
+
+            events = asyncio.run(collect())
+        for sink in setup.streamed:
+            sink[:] = events
+        return events[-1].result, model
     if driver == "sync":
         run = agent.iter_steps("Do the scenes.", observer=observer)
         for _ in run:

@@ -60,6 +60,7 @@ class Setup:
     prompting: dict[str, Any] = field(default_factory=dict)
     approvals: dict[str, bool] = field(default_factory=dict)  # tool name -> decision (others: declined)
     observers: tuple[Observer, ...] = ()
+    streamed: tuple[list[Any], ...] = ()  # if any: the run is streamed, its events put in each list
     model: dict[str, Any] = field(default_factory=dict)  # ScriptedModel options
 
     def adding(self, **changes: Any) -> Setup:
@@ -434,6 +435,49 @@ def build(setup: Setup, replies_: list[str | Reply | Exception] | None = None) -
     return agent, model
 
 
+class Streaming(Feature):
+    """A streamed run is the run (docs/how-to/stream.md): its events end with one RunEnd, after the
+    steps the result holds; each step's text deltas join to the start of its reply, read whole
+    (nothing the guard cuts); a made-up observation, split over deltas, is never streamed."""
+
+    name = "streaming"
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def configure(self, setup: Setup) -> Setup:
+        def st_echo(text: str) -> str:
+            """Echo the text."""
+            return f"said {text}"
+
+        added = setup.adding(
+            scenes=[("THOUGHT: stream it.\nACTION: st_echo[hi]\nOBSERVATION: made up by the model",)],
+            tools=[tool(st_echo)],
+            model={"chunks": 3},
+        )
+        return dataclasses.replace(added, streamed=(*added.streamed, self.events))
+
+    def check(self, ran: Ran) -> None:
+        from react_text.core.streaming import ActionReady, Revision, RunEnd, StepEnd, TextDelta
+
+        ends = [e for e in self.events if isinstance(e, RunEnd)]
+        assert len(ends) == 1 and self.events[-1] is ends[0]
+        assert [e.step for e in self.events if isinstance(e, StepEnd)] == list(ran.result.steps)
+        assert "made up by the model" not in "".join(e.text for e in self.events if isinstance(e, TextDelta))
+        step = ran.result.steps[ran.step_of("THOUGHT: stream it.")]
+        assert step.observation == "said hi"
+        deltas: list[Any] = []
+        for event in self.events:
+            if isinstance(event, Revision) and event.step == step.number:
+                deltas = list(event.deltas)
+            elif isinstance(event, TextDelta) and event.step == step.number:
+                deltas.append(event)
+        shown = "".join(d.text for d in deltas if d.kind != "thinking")
+        assert step.reply.startswith(shown) and "ACTION: st_echo[hi]" in shown and "OBSERVATION" not in shown
+        ready = [e.action for e in self.events if isinstance(e, ActionReady) and e.step == step.number]
+        assert [(a.tool, a.input) for a in ready] == [("st_echo", "hi")]
+
+
 # One line a feature: a new one gets its pairs.
 FEATURES: tuple[type[Feature], ...] = (
     Parallel,
@@ -449,7 +493,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Trajectories,
     Mcp,
     Telemetry,
-    # Streaming,  # when it lands: the deltas join to each reply, and a cut stream is the guard's cut
+    Streaming,
     # Eval,       # eval --n/--resume/--trace/--script: episodes are made by evaluation.Options (no approver, no
     #             # observer), so a pair runs as a run here; tests/test_promises_eval.py and test_trajectory_groups.py
     # Ray,        # the Ray path starts a cluster (~10 s): tests/test_cluster.py; not in a 60 s matrix
