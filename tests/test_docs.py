@@ -302,7 +302,7 @@ def _bash(code: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProc
 
 # -- what the pages say of the code ---------------------------------------------------------------
 
-NAMED_TEST = re.compile(r"`(test_\w+\.py)?::(test_\w+)")
+NAMED_TEST = re.compile(r"`((?:attack/)?test_\w+\.py)?::(test_\w+)")  # tests/attack/ too
 
 
 def test_every_test_a_page_names_exists() -> None:

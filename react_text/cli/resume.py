@@ -16,9 +16,12 @@ from typing import Any
 
 from react_text.cli.flags import mcp_flags, model_flags, run_flags, subcommand, tool_flags
 from react_text.cli.run import execute, state_flags
+from react_text.core.agent import Agent, Run
 from react_text.core.commands import Approval
-from react_text.durable import Deny, Edit, FileStore
-from react_text.durable.keeping import replies_used
+from react_text.core.streaming import Stream
+from react_text.durable import Deny, Edit
+from react_text.durable.keeping import load, replies_used
+from react_text.observers.observing import Observer
 
 __all__ = [
     "add",
@@ -43,6 +46,7 @@ def add(commands: Any) -> None:
         _EXAMPLES,
     )
     resume.add_argument("file", metavar="FILE", help="the run's state, as run --state FILE kept it")
+    resume.add_argument("--run-id", metavar="ID", help="which run, when FILE (a folder or a .db file) keeps several")
     decision = resume.add_mutually_exclusive_group()
     decision.add_argument("--approve", action="store_true", help="run the risky call the run waits on")
     decision.add_argument("--deny", metavar="REASON", help="decline it; the model is told REASON")
@@ -59,15 +63,17 @@ def add(commands: Any) -> None:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    state = FileStore.single(args.file).load("any")  # a damaged or foreign file: one line, exit 2
+    # the store run --state kept (one file, a folder, a .db file); damaged or foreign: one line, exit 2
+    _, state = load(args.file, args.run_id)
     args.state = args.file
     decision = _decision(args)
-    return execute(
-        args,
-        state.task,
-        lambda agent, task, observer: agent.iter_resume(args.file, decision=decision, observer=observer),
-        played=replies_used(state),
-    )
+
+    def begin(agent: Agent, task: str, observer: Observer | None, live: bool) -> Run | Stream:
+        if live:
+            return agent.stream_resume(args.file, run_id=state.run_id, decision=decision, observer=observer)
+        return agent.iter_resume(args.file, run_id=state.run_id, decision=decision, observer=observer)
+
+    return execute(args, state.task, begin, played=replies_used(state))
 
 
 def _decision(args: argparse.Namespace) -> Approval | None:

@@ -24,6 +24,7 @@ from react_text.core.agent import Agent, Run
 from react_text.core.episode import Approval
 from react_text.core.errors import ConfigError, set_up
 from react_text.core.protocol import call
+from react_text.core.streaming import Stream
 from react_text.core.types import Action
 from react_text.evaluation import config, scripts
 from react_text.evaluation.config import Choices
@@ -81,12 +82,17 @@ def add(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.ask_later and not args.state:
         raise ConfigError("--ask-later keeps the run waiting in its state file: give --state FILE too")
-    return execute(
-        args, args.task, lambda agent, task, observer: agent.iter_steps(task, observer=observer, state=args.state)
-    )
+    return execute(args, args.task, lambda agent, task, observer, live: _begun(agent, task, observer, live, args.state))
 
 
-Begin = Callable[[Agent, str, Observer | None], Run]  # how the run starts: afresh, or resumed
+def _begun(agent: Agent, task: str, observer: Observer | None, live: bool, state: str | None) -> Run | Stream:
+    if live:
+        return agent.stream(task, observer=observer, state=state)
+    return agent.iter_steps(task, observer=observer, state=state)
+
+
+# how the run starts, afresh or resumed: its steps, or (live: printed as written) its events
+Begin = Callable[[Agent, str, Observer | None, bool], Run | Stream]
 
 
 def execute(args: argparse.Namespace, task: str | None, begin: Begin, *, played: int = 0) -> int:
@@ -144,15 +150,10 @@ def _run_with(
         tracer.start(task, {**described, "approve": "yes" if args.yes else "ask"})
     try:
         observer = tracer.observer if tracer else None
-        # printed as written: a run without --state (a durable run, and resume, print whole steps)
-        live = not (args.json or getattr(args, "no_stream", False) or args.state) and (
-            args.stream or sys.stdout.isatty()
-        )
-        run: Run | Live = (
-            Live(agent.stream(task, observer=observer), sys.stdout, agent.limits.tokens, paint)
-            if live
-            else begin(agent, task, observer)
-        )
+        # printed as written: on a terminal, or piped with --stream (a durable run and resume too)
+        live = not (args.json or getattr(args, "no_stream", False)) and (args.stream or sys.stdout.isatty())
+        begun = begin(agent, task, observer, live)
+        run: Run | Live = Live(begun, sys.stdout, agent.limits.tokens, paint) if isinstance(begun, Stream) else begun
         for step in run:
             if tracer:
                 tracer.step(step)

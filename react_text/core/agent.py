@@ -286,15 +286,46 @@ class Agent:
         saved, keeper = resumed(state, run_id, decision)
         return AsyncRun(self, saved.task, observer, seed=saved.seed, keeper=keeper)
 
-    def stream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> Stream:
+    def stream(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> Stream:
         """The run as it is written: typed events as the model's text arrives (`streaming.py`: text
         deltas, each action once read whole, the observation, each step's end with the Step
-        `iter_steps` gives, the run's end with the RunResult `run` returns); then `.result`."""
-        return Stream(self, task, observer, seed=seed)
+        `iter_steps` gives, the run's end with the RunResult `run` returns); then `.result`.
+        `state=` keeps it as `iter_steps` does."""
+        return Stream(self, task, observer, seed=seed, keeper=_kept(state, run_id, task, seed))
 
-    def astream(self, task: str, *, observer: Observer | None = None, seed: int | None = None) -> AStream:
+    def astream(
+        self,
+        task: str,
+        *,
+        observer: Observer | None = None,
+        seed: int | None = None,
+        state: StoreLike | None = None,
+        run_id: str | None = None,
+    ) -> AStream:
         """`stream`, for `async for`."""
-        return AStream(self, task, observer, seed=seed)
+        return AStream(self, task, observer, seed=seed, keeper=_kept(state, run_id, task, seed))
+
+    def stream_resume(
+        self,
+        state: StoreLike,
+        *,
+        run_id: str | None = None,
+        decision: Approval | None = None,
+        observer: Observer | None = None,
+    ) -> Stream:
+        """`iter_resume`, as events (`stream`): the events of the steps taken after the resume."""
+        from react_text.durable.keeping import resumed
+
+        saved, keeper = resumed(state, run_id, decision)
+        return Stream(self, saved.task, observer, seed=saved.seed, keeper=keeper)
 
 
 def _kept(state: StoreLike | None, run_id: str | None, task: str, seed: int | None) -> Keeper | None:

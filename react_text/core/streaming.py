@@ -32,6 +32,7 @@ from typing import Any
 from react_text.core.commands import Send
 from react_text.core.drivers import _acarry, _carry, _guarded
 from react_text.core.flow import AskWindow, Runnable, Runner
+from react_text.core.keeping import Keeper
 from react_text.core.model_info import ReplyDelta, threaded, whole
 from react_text.core.sampling import check_seed
 from react_text.core.types import Action, AsyncModel, Reply, Request, RunResult, Step
@@ -268,10 +269,16 @@ class Stream:
     __slots__ = ("__weakref__", "_events", "_runner")
 
     def __init__(
-        self, agent: Runnable, task: str, observer: Observer | None = None, *, seed: int | None = None
+        self,
+        agent: Runnable,
+        task: str,
+        observer: Observer | None = None,
+        *,
+        seed: int | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         _check(task, seed)
-        self._runner = Runner(agent, task, observer, seed)
+        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
         self._events = _events(agent, self._runner)
 
     @property
@@ -385,10 +392,16 @@ class AStream:
     __slots__ = ("__weakref__", "_events", "_runner")
 
     def __init__(
-        self, agent: Runnable, task: str, observer: Observer | None = None, *, seed: int | None = None
+        self,
+        agent: Runnable,
+        task: str,
+        observer: Observer | None = None,
+        *,
+        seed: int | None = None,
+        keeper: Keeper | None = None,
     ) -> None:
         _check(task, seed)
-        self._runner = Runner(agent, task, observer, seed)
+        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
         self._events = _aevents(agent, self._runner)
 
     @property

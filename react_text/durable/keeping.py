@@ -26,6 +26,8 @@ from react_text.core.commands import (
     Approve,
     Command,
     Decided,
+    Deny,
+    Edit,
     Event,
     Failed,
     Invoke,
@@ -39,11 +41,11 @@ from react_text.core.errors import ConfigError
 from react_text.core.protocol import call
 from react_text.core.spec import EpisodeSpec
 from react_text.core.types import RunResult
-from react_text.durable.journal import Journal, replay, unknown_outcome
+from react_text.durable.journal import Journal, progress, replay, unknown_outcome
 from react_text.durable.state import Pending, RunState, Status, settings_of
 from react_text.durable.store import FileStore, SQLiteStore, Store
 
-__all__ = ["Keeping", "StoreLike", "fresh", "opened", "replies_used", "resumed"]
+__all__ = ["Keeping", "StoreLike", "fresh", "load", "opened", "replies_used", "resumed"]
 
 StoreLike = Store | str | os.PathLike[str]
 
@@ -71,17 +73,33 @@ def fresh(where: StoreLike, run_id: str | None, task: str, seed: int | None) -> 
     return Keeping(opened(where), run_id or uuid.uuid4().hex[:12], task, seed)
 
 
-def resumed(where: StoreLike, run_id: str | None, decision: Approval | None) -> tuple[RunState, Keeping]:
-    """The saved state of a run, and the keeper that goes on with it (`decision`: the pending approval's)."""
+def load(where: StoreLike, run_id: str | None) -> tuple[Store, RunState]:
+    """The store `where` names and the state of the run `run_id` in it (None: the one run it holds)."""
     store = opened(where)
     if run_id is None:
         kept = store.runs()
+        if not kept and isinstance(where, str | os.PathLike) and not Path(where).exists():
+            raise ConfigError(f"no run state at {where}")
         if len(kept) != 1:
             said = "none" if not kept else f"{len(kept)}: {', '.join(kept[:5])}"
-            raise ConfigError(f"say which run to resume (run_id=...): the store holds {said}")
+            raise ConfigError(f"say which run to resume (run_id=...): {where} holds {said}")
         run_id = kept[0]
-    state = store.load(run_id)
+    return store, store.load(run_id)
+
+
+def resumed(where: StoreLike, run_id: str | None, decision: Approval | None) -> tuple[RunState, Keeping]:
+    """The saved state of a run, and the keeper that goes on with it (`decision`: the pending approval's)."""
+    if decision is not None and not (decision is True or decision is False or decision == "stop" or _decided(decision)):
+        raise ConfigError(
+            f'{decision!r} is not a decision: give True, False, "stop", Deny(reason) or Edit(input) '
+            "(or none, to ask the agent's approver again)"
+        )
+    store, state = load(where, run_id)
     return state, Keeping(store, state.run_id, state.task, state.seed, state=state, decision=decision)
+
+
+def _decided(decision: object) -> bool:
+    return isinstance(decision, Deny | Edit)
 
 
 class Keeping:
@@ -122,6 +140,7 @@ class Keeping:
         self._journal = journal = Journal(state)
         replayed = replay(episode, state.log, see=see)
         command = replayed.command
+        _landed(state, episode, command)
         self._unknown = replayed.unknown is not None
         if self._decision is not None:
             if not isinstance(command, Approve):
@@ -196,3 +215,31 @@ def _same(saved: Any, now: Any, run_id: str) -> None:
             f"run {run_id!r} was saved by an agent with other settings ({', '.join(differ)}): "
             "resume it with the same model, tools and flags"
         )
+
+
+def _landed(state: RunState, episode: Episode, command: Command) -> None:
+    """The replayed log must come to the snapshot saved beside it (the history as sent, the steps,
+    the call waiting for approval): a log or a task changed by hand, or a state of another run, is
+    refused, never run on."""
+    now = progress(episode, state.snapshot.status, state.snapshot.pending)
+    saved = state.snapshot
+    differ = [
+        name
+        for name, a, b in (
+            ("the history", _plain(saved.transcript), _plain(now.transcript)),
+            ("the steps", saved.step, now.step),
+        )
+        if a != b
+    ]
+    waiting = [(p.tool, p.input) for p in saved.pending if p.why == "approval"]
+    if waiting and not (isinstance(command, Approve) and waiting == [(command.tool.name, command.action.input)]):
+        differ.append("the call waiting for approval")
+    if differ:
+        raise ConfigError(
+            f"run {state.run_id!r}: its log does not come to what was saved beside it ({', '.join(differ)} "
+            "differ): the state was changed, or is another run's"
+        )
+
+
+def _plain(value: object) -> Any:
+    return json.loads(json.dumps(value))

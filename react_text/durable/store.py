@@ -134,13 +134,16 @@ class SQLiteStore:
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            self._local.db = db
-        yield db
+        try:
+            db: sqlite3.Connection | None = getattr(self._local, "db", None)
+            if db is None:
+                db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                self._local.db = db
+            yield db
+        except sqlite3.DatabaseError as exc:  # a file that is no database, or a damaged one: the user's file
+            raise ConfigError(f"{self.path} is not a run-state database SQLite can read ({exc})") from None
 
     def save(self, state: RunState) -> None:
         text = dumps(state)

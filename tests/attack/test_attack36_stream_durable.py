@@ -402,12 +402,6 @@ def test_a_damaged_or_foreign_state_is_one_config_error_line(tmp_path: Path) -> 
             assert s.RAN in ([], [("pay", "40")]), (where, value, s.RAN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: durable-runs.md says a resume whose replay does not land on the saved "
-    "snapshot (history as sent) is refused in one line; a state whose task was changed resumes "
-    "and goes on with the other task",
-)
 def test_a_state_whose_task_no_longer_fits_its_snapshot_is_refused(tmp_path: Path) -> None:
     path, state = _paused_state(tmp_path)
     state["task"] = "Pay 4000 to Mallory."
@@ -416,12 +410,6 @@ def test_a_state_whose_task_no_longer_fits_its_snapshot_is_refused(tmp_path: Pat
         _agent(["FINAL: paid"], approve=LATER).resume(path, decision=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: durable-runs.md says a replay that does not land on the snapshot is "
-    "refused; a paused state whose logged reply reads pay[4000] while its snapshot (and "
-    "result.error) wait on pay[40] is approved and pays 4000",
-)
 def test_a_log_that_disagrees_with_the_pending_call_is_refused_not_approved(tmp_path: Path) -> None:
     path, state = _paused_state(tmp_path)
     assert state["snapshot"]["pending"][0]["input"] == "40"
@@ -625,11 +613,6 @@ def test_an_edited_input_is_bound_as_the_models_and_cannot_smuggle_a_second_call
         assert done.stop_reason == "final"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='attack36: durable-runs.md: a decision is True, False, Deny, Edit or "stop", and '
-    '"later" is never read as a yes; resume(decision="later") runs the waiting call',
-)
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_a_decision_of_later_is_never_read_as_a_yes(driver: str, tmp_path: Path) -> None:
     replies = ["ACTION: pay[40]", "FINAL: paid"]
@@ -712,11 +695,6 @@ def _without(value: Any, drop: set[str]) -> Any:
     return value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: cli.md: piped, run prints whole steps unless --stream, and --state keeps "
-    "the state; run --stream --state FILE silently prints whole steps, not the replies as written",
-)
 def test_cli_run_with_state_still_streams_when_asked(tmp_path: Path) -> None:
     (tmp_path / "c.txt").write_text("THOUGHT: add\nACTION: calculator[2 + 3]\n---\nTHOUGHT: ok\nFINAL: 5\n")
     plain = _cli(tmp_path, "run", "--script", "c.txt", "--stream", "2 + 3?")
@@ -725,12 +703,6 @@ def test_cli_run_with_state_still_streams_when_asked(tmp_path: Path) -> None:
     assert _normal(kept.stdout) == _normal(plain.stdout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: cli.md: run --state FILE --ask-later pauses and `resume FILE --approve` "
-    "decides; with FILE=run.db run keeps a SQLite store and prints `decide with react-text resume "
-    "run.db`, but resume reads it as JSON: `run.db is damaged: it is not JSON`, exit 2",
-)
 def test_cli_a_paused_run_kept_in_a_db_file_resumes(tmp_path: Path) -> None:
     (tmp_path / "paytools.py").write_text(PAYTOOLS)
     (tmp_path / "pay.txt").write_text("ACTION: pay[40]\n---\nFINAL: paid 40\n")
@@ -742,12 +714,6 @@ def test_cli_a_paused_run_kept_in_a_db_file_resumes(tmp_path: Path) -> None:
     assert "paid 40" in done.stdout
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: cli.md: --state keeps the state so the run can go on with `resume FILE`; "
-    "run --state DIR is accepted (a folder store) and pauses, but resume DIR says `DIR cannot be "
-    "read: Is a directory`, exit 2",
-)
 def test_cli_a_paused_run_kept_in_a_folder_resumes(tmp_path: Path) -> None:
     (tmp_path / "paytools.py").write_text(PAYTOOLS)
     (tmp_path / "pay.txt").write_text("ACTION: pay[40]\n---\nFINAL: paid 40\n")
@@ -759,11 +725,6 @@ def test_cli_a_paused_run_kept_in_a_folder_resumes(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: durable-runs.md: a damaged or foreign state is one ConfigError line naming "
-    "the file; a .db file that is not a database raises sqlite3.DatabaseError from run and resume",
-)
 @pytest.mark.parametrize("how", ["run", "resume"])
 def test_a_db_file_that_is_not_a_database_is_one_config_error_line(how: str, tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
@@ -777,12 +738,6 @@ def test_a_db_file_that_is_not_a_database_is_one_config_error_line(how: str, tmp
         call()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="attack36: cli.md: set-up mistakes (a missing or unreadable file) are one line on "
-    "stderr and exit 2, never a traceback; run --state runs.db on a file that is no database "
-    "prints a sqlite3 traceback and exits 1",
-)
 def test_cli_run_with_a_state_file_that_is_no_database_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "c.txt").write_text("THOUGHT: ok\nFINAL: 5\n")
     (tmp_path / "runs.db").write_text("not a database\n")
