@@ -161,6 +161,9 @@ _FRAGMENTS = st.sampled_from(
 )
 @example(parts=["ACTION:", " ", "add[2, 3]", "\n", "OBSERVATION:", " 5"], cuts=[22, 27], chat=True, parallel=False)
 @example(parts=["THOUGHT:", " ", "I think", "</think>", "FINAL:", "Paris"], cuts=[3, 12], chat=True, parallel=False)
+# a lone </think> in a later delta than the start of the line it ends: the label after it is read
+# afresh (once read as the rest of a thought line "Obs..." that was never released)
+@example(parts=["Obs", "THOUGHT:", "</think>", "THOUGHT:"], cuts=[3], chat=True, parallel=True)
 def test_every_chunking_of_any_reply_comes_to_the_same_events(
     parts: list[str], cuts: list[int], chat: bool, parallel: bool
 ) -> None:

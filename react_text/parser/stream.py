@@ -313,6 +313,7 @@ class StreamReader:
     thinking: str = ""  # the thinking released
     shown: str = ""  # the visible text released
     kinds: _Kinds = _Kinds()
+    read: str = ""  # the visible text `kinds` were read over (a lone `</think>` can change it: read again)
     actions: int = 0  # actions released
 
     def feed(self, delta: str, *, reasoning: bool = False) -> tuple[StreamReader, tuple[StreamEvent, ...]]:
@@ -343,9 +344,9 @@ class StreamReader:
                 return self, ()
             kinds, _ = _Kinds().read(visible, final=True)
             revised = ((Delta("thinking", thinking),) if thinking else ()) + kinds.deltas(visible, 0, len(visible))
-            state = replace(self, thinking=thinking, shown=visible, kinds=kinds)
+            state = replace(self, thinking=thinking, shown=visible, kinds=kinds, read=visible)
             return state._actions(parsed, [Revised(revised)])
-        kinds, decided = self.kinds.read(visible, final=final)
+        kinds, decided = (self.kinds if visible.startswith(self.read) else _Kinds()).read(visible, final=final)
         if not final and not kinds.labelled and protocol.THINK_OPEN not in self.text:
             decided = 0  # before the first label, text may yet be thinking whose opening was in the prompt
         events: list[StreamEvent] = (
@@ -355,7 +356,7 @@ class StreamReader:
         if decided > len(shown):
             events.extend(kinds.deltas(visible, len(shown), decided))
             shown = visible[:decided]
-        state = replace(self, thinking=thinking, shown=shown, kinds=kinds)
+        state = replace(self, thinking=thinking, shown=shown, kinds=kinds, read=visible)
         return state._actions(parsed, events) if final else (state, tuple(events))
 
     def _actions(
