@@ -388,3 +388,29 @@ def test_an_edited_call_is_not_remembered_as_the_call_the_model_wrote(driver: st
     then = Agent(ds.model(replies[1:]), tools=[peek], approve=lambda t, a: True)
     result = resume(driver, then, path, decision=Edit("b"))
     assert [s.observation for s in result.steps[:2]] == ["record b", "record a"]  # peek[a] ran: not answered from b
+
+
+def test_a_new_run_never_writes_over_a_run_that_is_not_over(driver: str, tmp_path: Path) -> None:
+    # "Bad input gets a clear error and loses nothing": a paused run's file, given again to a new
+    # run, is refused; once the paused run is over, its file may hold a new run.
+    path = tmp_path / "pay.json"
+    paused = run(driver, ds.agent(ds.RISKY, approve=later), ds.TASK, state=path, seed=7)
+    assert paused.stop_reason == "awaiting_approval"
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="not over \\(awaiting_approval\\)"):
+        run(driver, ds.agent(ds.RISKY, approve=later), ds.TASK, state=path, seed=7)
+    assert path.read_bytes() == before
+    folder = tmp_path / "runs"
+    run(driver, ds.agent(ds.RISKY, approve=later), ds.TASK, state=folder, run_id="a", seed=7)
+    with pytest.raises(ConfigError, match="holds run 'a'"):
+        run(driver, ds.agent(ds.RISKY, approve=later), ds.TASK, state=folder, run_id="a", seed=7)
+    ds.EFFECTS.clear()
+    done = resume(
+        driver,
+        ds.agent(ds.RISKY[ds.used(FileStore.single(path).load("any")) :], approve=later),
+        path,
+        decision=Deny("no"),
+    )
+    assert done.stop_reason != "awaiting_approval"
+    again = run(driver, ds.agent(["FINAL: 5"]), ds.TASK, state=path, seed=7)  # over: its file may be reused
+    assert again.answer == "5"

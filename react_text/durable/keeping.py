@@ -69,8 +69,21 @@ def replies_used(state: RunState) -> int:
 
 
 def fresh(where: StoreLike, run_id: str | None, task: str, seed: int | None) -> Keeping:
-    """The keeper of a new run of `task`, kept in `where` under `run_id` (default: a new random id)."""
-    return Keeping(opened(where), run_id or uuid.uuid4().hex[:12], task, seed)
+    """The keeper of a new run of `task`, kept in `where` under `run_id` (default: a new random id).
+    A run not over that the new one would write over (one file holds one run; a store, one a run id)
+    is refused: a run waiting for approval, or stopped by a crash, is never lost silently."""
+    store = opened(where)
+    run_id = run_id or uuid.uuid4().hex[:12]
+    single = isinstance(store, FileStore) and store.single_file is not None
+    for kept in store.runs():
+        if single or kept == run_id:
+            status = store.load(kept).snapshot.status
+            if status != "done":
+                raise ConfigError(
+                    f"{where} holds run {kept!r}, not over ({status}): go on with it (Agent.resume, react-text "
+                    "resume) or remove it first; a new run does not write over it"
+                )
+    return Keeping(store, run_id, task, seed)
 
 
 def load(where: StoreLike, run_id: str | None) -> tuple[Store, RunState]:

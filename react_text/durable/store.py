@@ -61,6 +61,11 @@ class FileStore:
         store._single = Path(path)
         return store
 
+    @property
+    def single_file(self) -> Path | None:
+        """The one file this store keeps (FileStore.single), or None for a folder of runs."""
+        return self._single
+
     def path(self, run_id: str) -> Path:
         if self._single is not None:
             return self._single
