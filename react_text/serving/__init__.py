@@ -16,7 +16,8 @@ Tools and back), `schemas` (arguments checked against a JSON schema), `transcrip
 the protocol writes them), `exchange` (asking and asking again, sans-IO), `replies` (a reply as
 tool calls or an answer), `responses` (OpenAI's JSON shapes), `asgi` (the Starlette app: the only
 I/O; not `app.py`, whose import would put the module where the function `app` is), `upstream`
-(the model and what is read of it once), `tracing` (a trace per request), `command`
+(the model and what is read of it once), `tracing` (a trace per request), `spans` (OpenTelemetry
+spans per request, when a tracer provider is set), `command`
 (`react-text serve`).
 """
 

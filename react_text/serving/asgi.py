@@ -29,11 +29,13 @@ from starlette.routing import Route
 
 from react_text.core.commands import Failed, Replied, Send
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError, scrub
-from react_text.core.types import AsyncModel, Model, Reply, Request
-from react_text.observers.observing import Observer
+from react_text.core.types import AsyncModel, Model, Reply, Request, Usage
+from react_text.observers.observing import Observer, both
+from react_text.tokens.meter import Counter
 
-from . import requests, responses
-from .exchange import Outcome, exchange, plan
+from . import requests, responses, spans
+from .exchange import Outcome, exchange, plan, prompt_tokens
+from .spans import RequestSpan
 from .tracing import QUIET, RequestTrace
 from .upstream import Upstream, tempered, windowed
 
@@ -70,26 +72,42 @@ def make_app(
         return _error(401, "a valid API key is needed: Authorization: Bearer KEY", code="invalid_api_key")
 
     async def chat_completions(request: HttpRequest) -> Response:
+        spanned = spans.opened(request.headers, request.url.path)  # None unless a tracer provider is set
         if (denied := refused(request)) is not None:
+            if spanned is not None:
+                spanned.end(denied.status_code, json.loads(bytes(denied.body)))
             return denied  # before any trace: a request without the key writes nothing
         number = next(numbers)
         said: dict[str, Any] = {"id": f"chatcmpl-{secrets.token_hex(12)}", "created": int(time.time())}
         traced = None if trace is None else _opened(trace, number, said["id"])
         seen: dict[str, Any] = {}
         try:
-            response = await answer(request, number, said, traced, seen)
+            response = await answer(request, number, said, traced, seen, spanned)
         except BaseException:
             if traced is not None:
                 traced.end(found, 500, None, {}, stream=False)
+            if spanned is not None:
+                spanned.end(500)
             raise
         if traced is not None:
             streamed = isinstance(response, StreamingResponse)
             body = seen.get("completion") if streamed else json.loads(bytes(response.body))
             traced.end(seen.get("upstream", found), response.status_code, body, dict(response.headers), stream=streamed)
+        if spanned is not None:
+            if isinstance(response, StreamingResponse):  # its span ends with the stream's last byte
+                response.body_iterator = spanned.around(response.body_iterator, response.status_code)
+            else:
+                failed = response.status_code >= 400
+                spanned.end(response.status_code, json.loads(bytes(response.body)) if failed else None)
         return response
 
     async def answer(
-        request: HttpRequest, number: int, said: dict[str, Any], traced: RequestTrace | None, seen: dict[str, Any]
+        request: HttpRequest,
+        number: int,
+        said: dict[str, Any],
+        traced: RequestTrace | None,
+        seen: dict[str, Any],
+        spanned: RequestSpan | None,
     ) -> Response:
         try:
             body = json.loads(await _body(request, max_body))
@@ -102,6 +120,8 @@ def make_app(
         chat = requests.read(body)
         if isinstance(chat, requests.Invalid):
             return _error(400, chat.message, param=chat.param or None, code=chat.code)
+        if spanned is not None:
+            spanned.read(chat)
         upstream = seen["upstream"] = await settled()
         if traced is not None:
             traced.begin(upstream, chat)
@@ -110,9 +130,11 @@ def make_app(
             return _error(400, planned.message, param=planned.param, code=planned.code)
         prefix = f"call_{secrets.token_hex(6)}_"
         model = tempered(upstream, chat.temperature)
-        observer = QUIET if traced is None else traced.observer
+        watching = [traced.observer] if traced is not None else []
+        watching += [spanned.observer(upstream)] if spanned is not None else []
+        observer = both(watching) if watching else QUIET
         try:
-            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer)
+            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer, upstream.count)
         except ContextLengthError as exc:
             return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
         except ModelError as exc:
@@ -124,6 +146,8 @@ def make_app(
             log.debug("request %d: the upstream model raised", number, exc_info=True)
             return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
         said["model"] = chat.model
+        if spanned is not None:
+            spanned.outcome(outcome)
         if traced is not None:
             seen["completion"] = responses.completion(outcome, **said)
         if chat.stream:
@@ -155,9 +179,10 @@ def _opened(folder: Path, number: int, completion_id: str) -> RequestTrace | Non
         return None
 
 
-async def _drive(talk: Any, model: Model, observer: Observer) -> Outcome:
+async def _drive(talk: Any, model: Model, observer: Observer, count: Counter) -> Outcome:
     """Carry out an exchange: each request it asks, sent to the model (awaited, or on a thread for
-    a model with no async call), and its reply sent back; the observer told of each (a trace)."""
+        a model with no async call), and its reply sent back; the observer told of each (a trace, spans;
+    the engine's count of a reply's tokens when the model reported none, as a run tells it)."""
     call: Callable[[Request], Any] = (
         model.agenerate if isinstance(model, AsyncModel) else lambda r: asyncio.to_thread(model.generate, r)
     )
@@ -171,7 +196,8 @@ async def _drive(talk: Any, model: Model, observer: Observer) -> Outcome:
                 except ModelError as exc:
                     noted.record(Failed(exc, time.monotonic() - began))
                     raise
-                noted.record(Replied(reply, time.monotonic() - began))
+                counted = None if reply.usage else Usage(prompt_tokens(request.prompt, count), count(reply.text))
+                noted.record(Replied(reply, time.monotonic() - began), counted)
             request = talk.send(reply)
     except StopIteration as end:
         outcome: Outcome = end.value
