@@ -18,7 +18,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from react_text.tokens.meter import Counter
 from . import requests, responses, spans
 from .exchange import Outcome, exchange, plan, prompt_tokens
 from .spans import RequestSpan
+from .spread import Spread, sticky, unreachable
 from .tracing import QUIET, RequestTrace
 from .upstream import Upstream, tempered, windowed
 
@@ -51,17 +52,25 @@ class _TooLarge(Exception):
 
 
 def make_app(
-    found: Upstream, *, api_key: str | None = None, max_body: int = MAX_BODY, trace: Path | None = None
+    upstreams: Upstream | Sequence[Upstream],
+    *,
+    api_key: str | None = None,
+    max_body: int = MAX_BODY,
+    trace: Path | None = None,
 ) -> Starlette:
-    """The endpoint over `found` (see `serving.app` for the public way to make one); `trace`: a
-    folder to write one trace a request to (`tracing`)."""
-    state: dict[str, Upstream] = {}
+    """The endpoint over `upstreams`, one or several (`spread`: conversations stick to one, an
+    unreachable one passes its requests on); see `serving.app` for the public way to make one;
+    `trace`: a folder to write one trace a request to (`tracing`)."""
+    every = (upstreams,) if isinstance(upstreams, Upstream) else tuple(upstreams)
+    found = every[0]
+    state: dict[int, Upstream] = {}
     numbers = itertools.count(1)
+    spreading = Spread(len(every))
 
-    async def settled() -> Upstream:
-        if "upstream" not in state:
-            state["upstream"] = await windowed(found)  # its context window, asked once
-        return state["upstream"]
+    async def settled(index: int) -> Upstream:
+        if index not in state:
+            state[index] = await windowed(every[index])  # its context window, asked once
+        return state[index]
 
     def refused(request: HttpRequest) -> JSONResponse | None:
         if api_key is None:
@@ -122,41 +131,69 @@ def make_app(
             return _error(400, chat.message, param=chat.param or None, code=chat.code)
         if spanned is not None:
             spanned.read(chat)
-        upstream = seen["upstream"] = await settled()
-        if traced is not None:
-            traced.begin(upstream, chat)
-        planned = plan(chat, upstream)
-        if isinstance(planned, requests.Invalid):
-            return _error(400, planned.message, param=planned.param, code=planned.code)
+        order = spreading.order(chat)
         prefix = f"call_{secrets.token_hex(6)}_"
-        model = tempered(upstream, chat.temperature)
-        watching = [traced.observer] if traced is not None else []
-        watching += [spanned.observer(upstream)] if spanned is not None else []
-        observer = both(watching) if watching else QUIET
-        try:
-            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer, upstream.count)
-        except ContextLengthError as exc:
-            return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
-        except ModelError as exc:
-            log.info("request %d: the upstream failed: %s", number, scrub(str(exc)))
-            return _error(502, f"the upstream model failed: {scrub(str(exc))}", kind="upstream_error")
-        except Exception as exc:  # a model of the user's own may raise anything: the client hears it as a 502
-            raised = f"{type(exc).__name__}: {scrub(str(exc))}"
-            log.warning("request %d: the upstream model raised %s", number, raised)
-            log.debug("request %d: the upstream model raised", number, exc_info=True)
-            return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
+        for place, index in enumerate(order):
+            upstream = seen["upstream"] = await settled(index)
+            if traced is not None:
+                traced.begin(upstream, chat)
+            planned = plan(chat, upstream)
+            if isinstance(planned, requests.Invalid):
+                return _error(400, planned.message, param=planned.param, code=planned.code)
+            model = tempered(upstream, chat.temperature)
+            watching = [traced.observer] if traced is not None else []
+            watching += [spanned.observer(upstream)] if spanned is not None else []
+            observer = both(watching) if watching else QUIET
+            try:
+                outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer, upstream.count)
+            except ContextLengthError as exc:
+                return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
+            except ModelError as exc:
+                if unreachable(exc) and place + 1 < len(order):
+                    spreading.failed(index)
+                    log.warning(
+                        "request %d: upstream %d could not be reached (%s): sent to upstream %d",
+                        *(number, index, scrub(str(exc)), order[place + 1]),
+                    )
+                    continue
+                if unreachable(exc):
+                    spreading.failed(index)
+                log.info("request %d: the upstream failed: %s", number, scrub(str(exc)))
+                return _error(502, f"the upstream model failed: {scrub(str(exc))}", kind="upstream_error")
+            except Exception as exc:  # a model of the user's own may raise anything: the client hears it as a 502
+                raised = f"{type(exc).__name__}: {scrub(str(exc))}"
+                log.warning("request %d: the upstream model raised %s", number, raised)
+                log.debug("request %d: the upstream model raised", number, exc_info=True)
+                return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
+            spreading.answered(index)
+            return respond(
+                chat, outcome, said, traced, seen, spanned, _passed(sticky(chat, len(every)), index, len(every))
+            )
+        raise AssertionError("unreachable: the last upstream answers or fails")  # pragma: no cover
+
+    def respond(
+        chat: requests.ChatRequest,
+        outcome: Outcome,
+        said: dict[str, Any],
+        traced: RequestTrace | None,
+        seen: dict[str, Any],
+        spanned: RequestSpan | None,
+        where: dict[str, str],
+    ) -> Response:
         said["model"] = chat.model
         if spanned is not None:
             spanned.outcome(outcome)
+            if where:
+                passed = where.get("x-react-text-failed-over")
+                spanned.upstream(int(where["x-react-text-upstream"]), len(passed.split(",")) if passed else 0)
         if traced is not None:
             seen["completion"] = responses.completion(outcome, **said)
+        headers = responses.headers(outcome) | where
         if chat.stream:
             return StreamingResponse(
-                _events(outcome, said, chat.include_usage),
-                media_type="text/event-stream",
-                headers=responses.headers(outcome),
+                _events(outcome, said, chat.include_usage), media_type="text/event-stream", headers=headers
             )
-        return JSONResponse(responses.completion(outcome, **said), headers=responses.headers(outcome))
+        return JSONResponse(responses.completion(outcome, **said), headers=headers)
 
     async def list_models(request: HttpRequest) -> Response:
         if (denied := refused(request)) is not None:
@@ -168,6 +205,19 @@ def make_app(
         Route("/v1/models", list_models, methods=["GET"]),
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+
+
+def _passed(first: int, index: int, upstreams: int) -> dict[str, str]:
+    """The headers that say which upstream answered, and which the request's conversation would
+    have gone to before it (its own, unreachable now or lately), with several upstreams."""
+    if upstreams == 1:
+        return {}
+    ring = [(first + step) % upstreams for step in range(upstreams)]  # the sticky one, then the next ones
+    passed = ring[: ring.index(index)]
+    said = {"x-react-text-upstream": str(index)}
+    if passed:
+        said["x-react-text-failed-over"] = ",".join(map(str, passed))
+    return said
 
 
 def _opened(folder: Path, number: int, completion_id: str) -> RequestTrace | None:
