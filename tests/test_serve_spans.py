@@ -5,6 +5,7 @@ the upstream calls as its children with the names and attributes runs give them,
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,12 +17,13 @@ import pytest
 pytest.importorskip("opentelemetry.sdk", reason='needs pip install "react-text[otel]" opentelemetry-sdk')
 
 import otel_support
+from fake_openai import FakeServer
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from serving_support import ADD, WEATHER, serving
 
-from react_text import ModelError, Reply, ScriptedModel, Usage
+from react_text import ModelError, OpenAIChat, Reply, ScriptedModel, Usage
 from react_text.serving import app
 
 KEY = "sk-served-0123456789abcdefghij"
@@ -170,3 +172,25 @@ def test_without_a_provider_no_span_is_made(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["5", "True", "False"]
+
+
+def test_a_failover_is_on_the_span_with_the_refused_call_as_a_failed_child(spans: InMemorySpanExporter) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+    with FakeServer(say=lambda messages: "THOUGHT: ok\nFINAL: done") as live:
+        upstreams = [OpenAIChat("fake", base_url=url, api_key="-", max_retries=0) for url in (dead, live.url)]
+        with serving(app(upstreams)) as url, client(url) as openai_client:
+            for i in range(8):  # some of them stick to the dead one
+                openai_client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"q{i}"}])
+    finished = spans.get_finished_spans()
+    requests = served(finished)
+    assert len(requests) == 8 and all(r.attributes and r.attributes["react_text.upstream"] == 1 for r in requests)
+    moved = [r for r in requests if r.attributes and "react_text.failed_over" in r.attributes]
+    assert moved and all(r.attributes and r.attributes["react_text.failed_over"] == 1 for r in moved)
+    first = min(moved, key=lambda r: r.start_time or 0)
+    refused, answered = sorted(children(finished, first), key=lambda s: s.start_time or 0)
+    assert refused.name == answered.name == "chat fake" and refused.kind is SpanKind.CLIENT
+    assert refused.attributes and refused.attributes["error.type"] == "ModelError"
+    assert answered.attributes and answered.attributes["server.port"] == int(live.url.rsplit(":", 1)[1].split("/")[0])
+    assert first.status.status_code is StatusCode.UNSET  # the client got its answer
