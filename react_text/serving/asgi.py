@@ -246,12 +246,18 @@ async def _drive(talk: Any, model: Model, observer: Observer, count: Counter) ->
                 except ModelError as exc:
                     noted.record(Failed(exc, time.monotonic() - began))
                     raise
-                counted = None if reply.usage else Usage(prompt_tokens(request.prompt, count), count(reply.text))
+                counted = None if reply.usage or observer is QUIET else _counted(request, reply, count)
                 noted.record(Replied(reply, time.monotonic() - began), counted)
             request = talk.send(reply)
     except StopIteration as end:
         outcome: Outcome = end.value
         return outcome
+
+
+def _counted(request: Request, reply: Reply, count: Counter) -> Usage:
+    """The engine's count of a call whose reply reported no usage (for observers only: the
+    exchange counts its own)."""
+    return Usage(prompt_tokens(request.prompt, count), count(reply.text))
 
 
 async def _body(request: HttpRequest, most: int) -> bytes:
