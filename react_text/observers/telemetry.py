@@ -70,6 +70,8 @@ __all__ = [
     "RunSpans",
     "Watched",
     "start",
+    "tracing",
+    "under",
 ]
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -105,6 +107,16 @@ class Watched(Protocol):
 
 def start(agent: Watched, task: str) -> RunSpans:
     """The spans of a run that starts now: a no-op without opentelemetry-api or when not recording."""
+    found = tracing()
+    if found is None:
+        return _NONE  # no provider is set: every span would be a non-recording one
+    run = _Spans(found[0], found[1], agent, task)
+    return run if run.recording else _Ended(run)
+
+
+def tracing() -> tuple[Any, Any] | None:
+    """The `opentelemetry.trace` module and react-text's tracer, when the API is installed and a
+    provider is set; None otherwise (the API looked for once, a provider at every call)."""
     global _api, _tracer
     if _api is None:
         with _looking:
@@ -117,9 +129,19 @@ def start(agent: Watched, task: str) -> RunSpans:
                     _tracer = trace.get_tracer("react_text", _version())
                     _api = trace
     if _api is False or isinstance(_api.get_tracer_provider(), _api.ProxyTracerProvider):
-        return _NONE  # no provider is set: every span would be a non-recording one
-    run = _Spans(_api, _tracer, agent, task)
-    return run if run.recording else _Ended(run)
+        return None
+    return _api, _tracer
+
+
+def under(span: Any, agent: Watched) -> RunSpans:
+    """The model and tool calls of `agent` as children of `span`, a span of the caller's own (the
+    endpoint's span of one request), named and attributed as a run's calls are. The caller ends
+    `span`; this observer's `end`, `fail` and `abandon` leave it alone. A no-op when `span` is not
+    recording."""
+    found = tracing()
+    if found is None or not span.is_recording():
+        return _NONE
+    return _Calls(found[0], found[1], agent, span)
 
 
 class _Ended(RunSpans):
@@ -139,7 +161,7 @@ class _Ended(RunSpans):
 
 
 class _Spans(RunSpans):
-    def __init__(self, api: Any, tracer: Any, agent: Watched, task: str) -> None:
+    def __init__(self, api: Any, tracer: Any, agent: Watched, task: str, span: Any = None) -> None:
         self._api = api
         self._tracer = tracer
         self._model: Model = agent.model
@@ -159,13 +181,13 @@ class _Spans(RunSpans):
         }
         if name:
             attributes["gen_ai.agent.name"] = name
-        self.span = tracer.start_span(
+        self.span = span or tracer.start_span(
             f"invoke_agent {name}" if name else "invoke_agent",
             kind=api.SpanKind.INTERNAL,
             attributes=attributes,
         )
         self.recording: bool = self.span.is_recording()
-        if self.recording and self._capture:
+        if self.recording and self._capture and span is None:
             self.span.set_attribute("gen_ai.input.messages", _messages("user", task))
         self._parent = api.set_span_in_context(self.span)
 
@@ -280,6 +302,22 @@ class _Spans(RunSpans):
         span.set_attribute("error.type", kind)
         said = scrub(description)[:500] if self._capture else kind
         span.set_status(self._api.Status(self._api.StatusCode.ERROR, said))
+
+
+class _Calls(_Spans):
+    """Calls under a span the caller made and ends (`under`)."""
+
+    def __init__(self, api: Any, tracer: Any, agent: Watched, span: Any) -> None:
+        super().__init__(api, tracer, agent, "", span)
+
+    def end(self, result: RunResult) -> None:
+        pass
+
+    def fail(self, error: BaseException) -> None:
+        pass
+
+    def abandon(self, steps: int) -> None:
+        pass
 
 
 class _ModelCall(_Call):

@@ -18,7 +18,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,14 @@ from starlette.routing import Route
 
 from react_text.core.commands import Failed, Replied, Send
 from react_text.core.errors import ConfigError, ContextLengthError, ModelError, scrub
-from react_text.core.types import AsyncModel, Model, Reply, Request
-from react_text.observers.observing import Observer
+from react_text.core.types import AsyncModel, Model, Reply, Request, Usage
+from react_text.observers.observing import Observer, both
+from react_text.tokens.meter import Counter
 
-from . import requests, responses
-from .exchange import Outcome, exchange, plan
+from . import requests, responses, spans
+from .exchange import Outcome, exchange, plan, prompt_tokens
+from .spans import RequestSpan
+from .spread import Spread, sticky, unreachable
 from .tracing import QUIET, RequestTrace
 from .upstream import Upstream, tempered, windowed
 
@@ -49,17 +52,25 @@ class _TooLarge(Exception):
 
 
 def make_app(
-    found: Upstream, *, api_key: str | None = None, max_body: int = MAX_BODY, trace: Path | None = None
+    upstreams: Upstream | Sequence[Upstream],
+    *,
+    api_key: str | None = None,
+    max_body: int = MAX_BODY,
+    trace: Path | None = None,
 ) -> Starlette:
-    """The endpoint over `found` (see `serving.app` for the public way to make one); `trace`: a
-    folder to write one trace a request to (`tracing`)."""
-    state: dict[str, Upstream] = {}
+    """The endpoint over `upstreams`, one or several (`spread`: conversations stick to one, an
+    unreachable one passes its requests on); see `serving.app` for the public way to make one;
+    `trace`: a folder to write one trace a request to (`tracing`)."""
+    every = (upstreams,) if isinstance(upstreams, Upstream) else tuple(upstreams)
+    found = every[0]
+    state: dict[int, Upstream] = {}
     numbers = itertools.count(1)
+    spreading = Spread(len(every))
 
-    async def settled() -> Upstream:
-        if "upstream" not in state:
-            state["upstream"] = await windowed(found)  # its context window, asked once
-        return state["upstream"]
+    async def settled(index: int) -> Upstream:
+        if index not in state:
+            state[index] = await windowed(every[index])  # its context window, asked once
+        return state[index]
 
     def refused(request: HttpRequest) -> JSONResponse | None:
         if api_key is None:
@@ -70,26 +81,42 @@ def make_app(
         return _error(401, "a valid API key is needed: Authorization: Bearer KEY", code="invalid_api_key")
 
     async def chat_completions(request: HttpRequest) -> Response:
+        spanned = spans.opened(request.headers, request.url.path)  # None unless a tracer provider is set
         if (denied := refused(request)) is not None:
+            if spanned is not None:
+                spanned.end(denied.status_code, json.loads(bytes(denied.body)))
             return denied  # before any trace: a request without the key writes nothing
         number = next(numbers)
         said: dict[str, Any] = {"id": f"chatcmpl-{secrets.token_hex(12)}", "created": int(time.time())}
         traced = None if trace is None else _opened(trace, number, said["id"])
         seen: dict[str, Any] = {}
         try:
-            response = await answer(request, number, said, traced, seen)
+            response = await answer(request, number, said, traced, seen, spanned)
         except BaseException:
             if traced is not None:
                 traced.end(found, 500, None, {}, stream=False)
+            if spanned is not None:
+                spanned.end(500)
             raise
         if traced is not None:
             streamed = isinstance(response, StreamingResponse)
             body = seen.get("completion") if streamed else json.loads(bytes(response.body))
             traced.end(seen.get("upstream", found), response.status_code, body, dict(response.headers), stream=streamed)
+        if spanned is not None:
+            if isinstance(response, StreamingResponse):  # its span ends with the stream's last byte
+                response.body_iterator = spanned.around(response.body_iterator, response.status_code)
+            else:
+                failed = response.status_code >= 400
+                spanned.end(response.status_code, json.loads(bytes(response.body)) if failed else None)
         return response
 
     async def answer(
-        request: HttpRequest, number: int, said: dict[str, Any], traced: RequestTrace | None, seen: dict[str, Any]
+        request: HttpRequest,
+        number: int,
+        said: dict[str, Any],
+        traced: RequestTrace | None,
+        seen: dict[str, Any],
+        spanned: RequestSpan | None,
     ) -> Response:
         try:
             body = json.loads(await _body(request, max_body))
@@ -102,37 +129,71 @@ def make_app(
         chat = requests.read(body)
         if isinstance(chat, requests.Invalid):
             return _error(400, chat.message, param=chat.param or None, code=chat.code)
-        upstream = seen["upstream"] = await settled()
-        if traced is not None:
-            traced.begin(upstream, chat)
-        planned = plan(chat, upstream)
-        if isinstance(planned, requests.Invalid):
-            return _error(400, planned.message, param=planned.param, code=planned.code)
+        if spanned is not None:
+            spanned.read(chat)
+        order = spreading.order(chat)
         prefix = f"call_{secrets.token_hex(6)}_"
-        model = tempered(upstream, chat.temperature)
-        observer = QUIET if traced is None else traced.observer
-        try:
-            outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer)
-        except ContextLengthError as exc:
-            return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
-        except ModelError as exc:
-            log.info("request %d: the upstream failed: %s", number, scrub(str(exc)))
-            return _error(502, f"the upstream model failed: {scrub(str(exc))}", kind="upstream_error")
-        except Exception as exc:  # a model of the user's own may raise anything: the client hears it as a 502
-            raised = f"{type(exc).__name__}: {scrub(str(exc))}"
-            log.warning("request %d: the upstream model raised %s", number, raised)
-            log.debug("request %d: the upstream model raised", number, exc_info=True)
-            return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
+        for place, index in enumerate(order):
+            upstream = seen["upstream"] = await settled(index)
+            if traced is not None:
+                traced.begin(upstream, chat)
+            planned = plan(chat, upstream)
+            if isinstance(planned, requests.Invalid):
+                return _error(400, planned.message, param=planned.param, code=planned.code)
+            model = tempered(upstream, chat.temperature)
+            watching = [traced.observer] if traced is not None else []
+            watching += [spanned.observer(upstream)] if spanned is not None else []
+            observer = both(watching) if watching else QUIET
+            try:
+                outcome = await _drive(exchange(planned, lambda i: f"{prefix}{i}"), model, observer, upstream.count)
+            except ContextLengthError as exc:
+                return _error(400, scrub(str(exc)), param="messages", code="context_length_exceeded")
+            except ModelError as exc:
+                if unreachable(exc) and place + 1 < len(order):
+                    spreading.failed(index)
+                    log.warning(
+                        "request %d: upstream %d could not be reached (%s): sent to upstream %d",
+                        *(number, index, scrub(str(exc)), order[place + 1]),
+                    )
+                    continue
+                if unreachable(exc):
+                    spreading.failed(index)
+                log.info("request %d: the upstream failed: %s", number, scrub(str(exc)))
+                return _error(502, f"the upstream model failed: {scrub(str(exc))}", kind="upstream_error")
+            except Exception as exc:  # a model of the user's own may raise anything: the client hears it as a 502
+                raised = f"{type(exc).__name__}: {scrub(str(exc))}"
+                log.warning("request %d: the upstream model raised %s", number, raised)
+                log.debug("request %d: the upstream model raised", number, exc_info=True)
+                return _error(502, f"the upstream model raised {raised}", kind="upstream_error")
+            spreading.answered(index)
+            return respond(
+                chat, outcome, said, traced, seen, spanned, _passed(sticky(chat, len(every)), index, len(every))
+            )
+        raise AssertionError("unreachable: the last upstream answers or fails")  # pragma: no cover
+
+    def respond(
+        chat: requests.ChatRequest,
+        outcome: Outcome,
+        said: dict[str, Any],
+        traced: RequestTrace | None,
+        seen: dict[str, Any],
+        spanned: RequestSpan | None,
+        where: dict[str, str],
+    ) -> Response:
         said["model"] = chat.model
+        if spanned is not None:
+            spanned.outcome(outcome)
+            if where:
+                passed = where.get("x-react-text-failed-over")
+                spanned.upstream(int(where["x-react-text-upstream"]), len(passed.split(",")) if passed else 0)
         if traced is not None:
             seen["completion"] = responses.completion(outcome, **said)
+        headers = responses.headers(outcome) | where
         if chat.stream:
             return StreamingResponse(
-                _events(outcome, said, chat.include_usage),
-                media_type="text/event-stream",
-                headers=responses.headers(outcome),
+                _events(outcome, said, chat.include_usage), media_type="text/event-stream", headers=headers
             )
-        return JSONResponse(responses.completion(outcome, **said), headers=responses.headers(outcome))
+        return JSONResponse(responses.completion(outcome, **said), headers=headers)
 
     async def list_models(request: HttpRequest) -> Response:
         if (denied := refused(request)) is not None:
@@ -146,6 +207,19 @@ def make_app(
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
 
 
+def _passed(first: int, index: int, upstreams: int) -> dict[str, str]:
+    """The headers that say which upstream answered, and which the request's conversation would
+    have gone to before it (its own, unreachable now or lately), with several upstreams."""
+    if upstreams == 1:
+        return {}
+    ring = [(first + step) % upstreams for step in range(upstreams)]  # the sticky one, then the next ones
+    passed = ring[: ring.index(index)]
+    said = {"x-react-text-upstream": str(index)}
+    if passed:
+        said["x-react-text-failed-over"] = ",".join(map(str, passed))
+    return said
+
+
 def _opened(folder: Path, number: int, completion_id: str) -> RequestTrace | None:
     """The request's trace, or None (said in one line) when its file cannot be written."""
     try:
@@ -155,9 +229,10 @@ def _opened(folder: Path, number: int, completion_id: str) -> RequestTrace | Non
         return None
 
 
-async def _drive(talk: Any, model: Model, observer: Observer) -> Outcome:
+async def _drive(talk: Any, model: Model, observer: Observer, count: Counter) -> Outcome:
     """Carry out an exchange: each request it asks, sent to the model (awaited, or on a thread for
-    a model with no async call), and its reply sent back; the observer told of each (a trace)."""
+        a model with no async call), and its reply sent back; the observer told of each (a trace, spans;
+    the engine's count of a reply's tokens when the model reported none, as a run tells it)."""
     call: Callable[[Request], Any] = (
         model.agenerate if isinstance(model, AsyncModel) else lambda r: asyncio.to_thread(model.generate, r)
     )
@@ -171,11 +246,18 @@ async def _drive(talk: Any, model: Model, observer: Observer) -> Outcome:
                 except ModelError as exc:
                     noted.record(Failed(exc, time.monotonic() - began))
                     raise
-                noted.record(Replied(reply, time.monotonic() - began))
+                counted = None if reply.usage or observer is QUIET else _counted(request, reply, count)
+                noted.record(Replied(reply, time.monotonic() - began), counted)
             request = talk.send(reply)
     except StopIteration as end:
         outcome: Outcome = end.value
         return outcome
+
+
+def _counted(request: Request, reply: Reply, count: Counter) -> Usage:
+    """The engine's count of a call whose reply reported no usage (for observers only: the
+    exchange counts its own)."""
+    return Usage(prompt_tokens(request.prompt, count), count(reply.text))
 
 
 async def _body(request: HttpRequest, most: int) -> bytes:

@@ -29,6 +29,7 @@ __all__ = ["add_parser", "run"]
 _EXAMPLES = """examples:
   react-text serve                                          (the embedded model; http://127.0.0.1:8000/v1)
   react-text serve --base-url http://127.0.0.1:8080/v1 --model smollm2 --grammar   (a llama.cpp server)
+  react-text serve --base-url http://a:8080/v1 --base-url http://b:8080/v1 --model m   (conversations spread)
   react-text serve --script replies.txt --port 9000         (replies between lines of ---, one a request)
   REACT_TEXT_API_KEY=secret react-text serve                (requests must send Authorization: Bearer secret)
   react-text serve --script replies.txt --trace traces/     (one trace a request, read back by run --script)
@@ -54,7 +55,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=os.environ.get("REACT_TEXT_MODEL"),
         help="the model's name on --base-url's server, or a .gguf file (default: the embedded SmolLM2-135M-Instruct)",
     )
-    serve.add_argument("--base-url", help="an OpenAI-compatible server to put the endpoint in front of")
+    serve.add_argument(
+        "--base-url",
+        action="append",
+        metavar="URL",
+        help="an OpenAI-compatible server to put the endpoint in front of; given again, several servers: "
+        "each conversation sticks to one, and an unreachable one passes its requests to the next",
+    )
     serve.add_argument("--api", choices=["chat", "completion"], help="chat messages or a completion transcript")
     serve.add_argument("--script", metavar="FILE", help="play the replies of a trace or a text file, one a request")
     serve.add_argument(
@@ -94,10 +101,12 @@ def run(args: argparse.Namespace) -> int:
     listening = _bound(args.host, args.port)  # before the model loads: a busy port is said at once
     model = None
     try:
-        model = _model(args)
+        models = _models(args)
+        model = models[0]
         limits, prompting = _settled(model, args)
         with set_up():
-            endpoint = app(model, api_key=args.api_key or None, limits=limits, prompting=prompting, trace=args.trace)
+            upstream = models if len(models) > 1 else model
+            endpoint = app(upstream, api_key=args.api_key or None, limits=limits, prompting=prompting, trace=args.trace)
         server = uvicorn.Server(
             uvicorn.Config(
                 endpoint, host=args.host, port=args.port, log_level="warning", access_log=False, lifespan="off"
@@ -145,14 +154,18 @@ async def _serve(server: Any, listening: socket.socket) -> None:
     await task
 
 
-def _model(args: argparse.Namespace) -> Model:
+def _models(args: argparse.Namespace) -> list[Model]:
+    """The upstream, or one a --base-url."""
     if args.script:
         if args.base_url or args.model or args.threads is not None:
             raise ConfigError("--script plays replies instead of a model: leave --base-url, --model and --threads out")
-        return scripts.script(args.script).model(api=args.api, grammar=args.grammar)
-    return config.model(
-        args.model, base_url=args.base_url, api=args.api, grammar=args.grammar, threads=args.threads, server=args.server
-    )
+        return [scripts.script(args.script).model(api=args.api, grammar=args.grammar)]
+    return [
+        config.model(
+            args.model, base_url=url, api=args.api, grammar=args.grammar, threads=args.threads, server=args.server
+        )
+        for url in args.base_url or [None]
+    ]
 
 
 def _settled(model: Model, args: argparse.Namespace) -> tuple[Limits, Prompting]:
