@@ -54,9 +54,10 @@ def bfcl_data() -> Path:
 def bfcl_checker(source: Path) -> tuple[Callable[..., dict[str, Any]], Any]:
     """BFCL's ast_checker and its Language enum, imported from the wheel (or its unpacked copy)."""
     sys.path.insert(0, str(source))
-    config = types.ModuleType("bfcl_eval.constants.model_config")
-    config.MODEL_CONFIG_MAPPING = {"react-text": types.SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
-    sys.modules.setdefault("bfcl_eval.constants.model_config", config)
+    config = sys.modules.setdefault("bfcl_eval.constants.model_config", types.ModuleType("model_config"))
+    if not hasattr(config, "MODEL_CONFIG_MAPPING"):  # a stand-in already there (another test's) is added to
+        config.MODEL_CONFIG_MAPPING = {}  # type: ignore[attr-defined]
+    config.MODEL_CONFIG_MAPPING["react-text"] = types.SimpleNamespace(underscore_to_dot=False)  # type: ignore[attr-defined]
     try:
         from bfcl_eval.constants.enums import Language
         from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
