@@ -265,19 +265,3 @@ def test_pumped_quoted_inputs_read_in_linear_time(frame: str) -> None:
         if (found := _linear(_read, lambda n, r=run, e=end: _reply(frame, r, e, n))) is not None:
             slow.append(f"{run!r} then {end!r}: {found}")
     assert slow == []
-
-
-def test_no_shape_of_the_bench_costs_much_more_than_the_others() -> None:
-    # bench/parser_speed.py's worst cases at 100 KB, against one another in the same run (a shared
-    # machine's load falls on all alike): "unclosed fences" once cost ~10x the median (a Python step
-    # for every backtick of 100 KB of "```" lines, in quoted.quoted_end); none may cost over 4x.
-    import sys
-
-    sys.path.insert(0, str(ROOT.parent / "bench"))
-    try:
-        import parser_speed
-    finally:
-        sys.path.remove(str(ROOT.parent / "bench"))
-    costs = {name: _cost(parse, make(BIG), repeats=3) for name, make in parser_speed.SHAPES.items()}
-    median = sorted(costs.values())[len(costs) // 2]
-    assert {name: cost for name, cost in costs.items() if cost > 4 * median} == {}, median
