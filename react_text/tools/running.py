@@ -335,8 +335,17 @@ class _Pool:
 
         worker = self._take()
         worker.jobs.put((job, deliver))
-        settled = await _bounded(asyncio.shield(future), seconds)
-        ok, value = typing.cast(tuple[bool, object], settled)
+        # The future is awaited itself, its limit a timer that settles it: no task, no shield, no
+        # asyncio.wait (a hand-off took twice the loop's turns with them). Cancelled, or out of
+        # time, the call is abandoned to its worker, and what it delivers late finds the future done.
+        timer = None if seconds is None else loop.call_later(seconds, _resolve, future, _EXPIRED)
+        try:
+            ok, value = await future
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if value is _EXPIRED_VALUE:
+            raise _TimedOut  # the worker is abandoned to the tool
         self._idle.put(worker)
         return _unwrap(ok, value)
 
@@ -346,6 +355,10 @@ def _in_context(job: Callable[[], object]) -> Callable[[], object]:
     runs under (telemetry's execute_tool) stays current on the worker thread, so what the tool
     traces (an MCP client's request, an instrumented HTTP call) nests under it."""
     return functools.partial(contextvars.copy_context().run, job)
+
+
+_EXPIRED_VALUE = object()
+_EXPIRED = (False, _EXPIRED_VALUE)  # what the timer settles a hand-off's future with at its limit
 
 
 def _resolve(future: asyncio.Future[tuple[bool, object]], outcome: tuple[bool, object]) -> None:
