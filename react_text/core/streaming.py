@@ -29,8 +29,8 @@ from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from react_text.core.carrying import acarry, carry, guarded
 from react_text.core.commands import Send
-from react_text.core.drivers import _acarry, _carry, _guarded
 from react_text.core.flow import AskWindow, Runnable, Runner
 from react_text.core.keeping import Keeper
 from react_text.core.model_info import ReplyDelta, threaded, whole
@@ -222,7 +222,7 @@ def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
                 continue
             if not isinstance(need, Send):
                 try:
-                    made = _carry(agent, need)
+                    made = carry(agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
                     need = flow.throw(exc)
                     continue
@@ -321,7 +321,7 @@ async def _astreamed(agent: Runnable, request: Request) -> AsyncGenerator[ReplyD
     if info.asynchronous:
         reply = await typing.cast(AsyncModel, model).agenerate(request)
     else:
-        reply = await asyncio.to_thread(_guarded, model.generate, request)
+        reply = await asyncio.to_thread(guarded, model.generate, request)
     for piece in whole(reply):
         yield piece
 
@@ -342,7 +342,7 @@ async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, 
                 continue
             if not isinstance(need, Send):
                 try:
-                    made = await _acarry(agent, need)
+                    made = await acarry(agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
                     need = flow.throw(exc)
                     continue
