@@ -27,7 +27,7 @@ import contextlib
 import typing
 from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from react_text.core.carrying import acarry, carry, guarded
 from react_text.core.commands import Send
@@ -195,76 +195,30 @@ def _check(task: object, seed: int | None) -> None:
         check_seed(seed)
 
 
-# --- sync ----------------------------------------------------------------------------------------------
+# --- what the two streams share -------------------------------------------------------------------------
 
 
-def _streamed(model: Any, request: Request, streams: bool) -> Generator[ReplyDelta | Reply, None, None]:
-    """The model's reply as a stream: its own, or its whole reply as one delta."""
-    if streams:
-        yield from model.stream_reply(request)
-    else:
-        yield from whole(model.generate(request))
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A model call that raised `error` while its reply was read (or whose stream ended without its Reply)."""
+
+    error: BaseException
 
 
-def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
-    """The run's events: the flow's needs carried out as `Run` carries them, the model's reply read
-    as it comes. (A function, not a method: the Stream and its suspended generator do not hold each other.)"""
-    flow = runner.flow()
-    replies = _Replies(agent)
-    handed = 0
-    try:
-        need = next(flow)
-        while True:
-            if isinstance(need, Step):
-                handed += 1
-                yield from _ended(need)
-                need = next(flow)
-                continue
-            if not isinstance(need, Send):
-                try:
-                    made = carry(agent, need)
-                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                    need = flow.throw(exc)
-                    continue
-                if isinstance(need, AskWindow):
-                    replies.window(made)
-                need = flow.send(made)
-                continue
-            yield from replies.asking(handed + 1)
-            pieces = _streamed(agent.model, need.request, agent.info.streams)
-            answer: object = None
-            failure: BaseException | None = None
-            try:
-                while True:
-                    try:
-                        piece = next(pieces)
-                    except StopIteration:
-                        failure = RuntimeError("the model's stream_reply ended without its Reply")
-                        break
-                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                        failure = exc
-                        break
-                    if not isinstance(piece, ReplyDelta):
-                        answer = piece
-                        break
-                    yield from replies.feed(piece)
-            finally:
-                pieces.close()
-            if failure is not None:
-                yield from replies.failed()
-                need = flow.throw(failure)
-                continue
-            if isinstance(answer, Reply):
-                yield from replies.finish(answer)
-            need = flow.send(answer)
-    except StopIteration:
-        pass
-    yield RunEnd(runner.result)
+def _came(replies: _Replies, piece: ReplyDelta | Reply | _Failed) -> list[RunEvent]:
+    """What a call came to, once its stream is closed: its Reply read to the end, or (it failed)
+    what it released undone (anything else a stream ends with is sent to the flow unread)."""
+    if isinstance(piece, _Failed):
+        return replies.failed()
+    return replies.finish(piece) if isinstance(piece, Reply) else []
 
 
-class Stream:
-    """One run of an agent as events: iterate it; `result` once it is exhausted. `close()` stops
-    the run where it is; a stream let go unfinished is closed when it is collected."""
+_Events = TypeVar("_Events", Generator[RunEvent, None, None], AsyncGenerator[RunEvent, None])
+
+
+class _Streamed(Generic[_Events]):
+    """What the two streams share: the checks, the run's state (`Runner`) and the generator of its
+    events (a function's, not a method's: the stream and its suspended generator do not hold each other)."""
 
     __slots__ = ("__weakref__", "_events", "_runner")
 
@@ -279,11 +233,90 @@ class Stream:
     ) -> None:
         _check(task, seed)
         self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
-        self._events = _events(agent, self._runner)
+        self._events: _Events = self._begun(agent, self._runner)
+
+    @staticmethod
+    def _begun(agent: Runnable, runner: Runner) -> _Events:
+        raise NotImplementedError
 
     @property
     def result(self) -> RunResult:
         return self._runner.result
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+# --- sync ----------------------------------------------------------------------------------------------
+
+
+def _streamed(model: Any, request: Request, streams: bool) -> Generator[ReplyDelta | Reply, None, None]:
+    """The model's reply as a stream: its own, or its whole reply as one delta."""
+    if streams:
+        yield from model.stream_reply(request)
+    else:
+        yield from whole(model.generate(request))
+
+
+def _pulled(pieces: Generator[ReplyDelta | Reply, None, None]) -> ReplyDelta | Reply | _Failed:
+    """The stream's next piece, or what taking it raised (its end, before the Reply, a RuntimeError)."""
+    try:
+        return next(pieces)
+    except StopIteration:
+        return _Failed(RuntimeError("the model's stream_reply ended without its Reply"))
+    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+        return _Failed(exc)
+
+
+def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
+    """The run's events: the flow's needs carried out as `Run` carries them, the model's reply read
+    as it comes."""
+    flow = runner.flow()
+    replies = _Replies(agent)
+    handed = 0
+    try:
+        need = next(flow)
+        while True:
+            if isinstance(need, Step):
+                handed += 1
+                yield from _ended(need)
+                need = next(flow)
+            elif not isinstance(need, Send):
+                try:
+                    made = carry(agent, need)
+                except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+                    need = flow.throw(exc)
+                else:
+                    if isinstance(need, AskWindow):
+                        replies.window(made)
+                    need = flow.send(made)
+            else:
+                yield from replies.asking(handed + 1)
+                pieces = _streamed(agent.model, need.request, agent.info.streams)
+                try:
+                    piece = _pulled(pieces)
+                    while isinstance(piece, ReplyDelta):
+                        yield from replies.feed(piece)
+                        piece = _pulled(pieces)
+                finally:
+                    pieces.close()
+                yield from _came(replies, piece)
+                need = flow.throw(piece.error) if isinstance(piece, _Failed) else flow.send(piece)
+    except StopIteration:
+        pass
+    yield RunEnd(runner.result)
+
+
+class Stream(_Streamed[Generator[RunEvent, None, None]]):
+    """One run of an agent as events: iterate it; `result` once it is exhausted. `close()` stops
+    the run where it is; a stream let go unfinished is closed when it is collected."""
+
+    __slots__ = ()
+    _begun = staticmethod(_events)  # the generator of its events
 
     def __iter__(self) -> Stream:
         return self
@@ -296,10 +329,6 @@ class Stream:
     def close(self) -> None:
         self._events.close()
         self._runner.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
 
 
 # --- async ---------------------------------------------------------------------------------------------
@@ -326,6 +355,16 @@ async def _astreamed(agent: Runnable, request: Request) -> AsyncGenerator[ReplyD
         yield piece
 
 
+async def _apulled(pieces: AsyncGenerator[ReplyDelta | Reply, None]) -> ReplyDelta | Reply | _Failed:
+    """`_pulled`, awaited."""
+    try:
+        return await anext(pieces)
+    except StopAsyncIteration:
+        return _Failed(RuntimeError("the model's astream_reply ended without its Reply"))
+    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+        return _Failed(exc)
+
+
 async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, None]:
     """`_events`, awaited."""
     flow = runner.flow()
@@ -339,74 +378,40 @@ async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, 
                 for event in _ended(need):
                     yield event
                 need = next(flow)
-                continue
-            if not isinstance(need, Send):
+            elif not isinstance(need, Send):
                 try:
                     made = await acarry(agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
                     need = flow.throw(exc)
-                    continue
-                if isinstance(need, AskWindow):
-                    replies.window(made)
-                need = flow.send(made)
-                continue
-            for event in replies.asking(handed + 1):
-                yield event
-            pieces = _astreamed(agent, need.request)
-            answer: object = None
-            failure: BaseException | None = None
-            try:
-                while True:
-                    try:
-                        piece = await anext(pieces)
-                    except StopAsyncIteration:
-                        failure = RuntimeError("the model's astream_reply ended without its Reply")
-                        break
-                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                        failure = exc
-                        break
-                    if not isinstance(piece, ReplyDelta):
-                        answer = piece
-                        break
-                    for event in replies.feed(piece):
-                        yield event
-            finally:
-                await pieces.aclose()
-            if failure is not None:
-                for event in replies.failed():
+                else:
+                    if isinstance(need, AskWindow):
+                        replies.window(made)
+                    need = flow.send(made)
+            else:
+                for event in replies.asking(handed + 1):
                     yield event
-                need = flow.throw(failure)
-                continue
-            if isinstance(answer, Reply):
-                for event in replies.finish(answer):
+                pieces = _astreamed(agent, need.request)
+                try:
+                    piece = await _apulled(pieces)
+                    while isinstance(piece, ReplyDelta):
+                        for event in replies.feed(piece):
+                            yield event
+                        piece = await _apulled(pieces)
+                finally:
+                    await pieces.aclose()
+                for event in _came(replies, piece):
                     yield event
-            need = flow.send(answer)
+                need = flow.throw(piece.error) if isinstance(piece, _Failed) else flow.send(piece)
     except StopIteration:
         pass
     yield RunEnd(runner.result)
 
 
-class AStream:
+class AStream(_Streamed[AsyncGenerator[RunEvent, None]]):
     """`Stream`, for `async for`: `await stream.aclose()` stops the run where it is."""
 
-    __slots__ = ("__weakref__", "_events", "_runner")
-
-    def __init__(
-        self,
-        agent: Runnable,
-        task: str,
-        observer: Observer | None = None,
-        *,
-        seed: int | None = None,
-        keeper: Keeper | None = None,
-    ) -> None:
-        _check(task, seed)
-        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
-        self._events = _aevents(agent, self._runner)
-
-    @property
-    def result(self) -> RunResult:
-        return self._runner.result
+    __slots__ = ()
+    _begun = staticmethod(_aevents)  # the generator of its events
 
     def __aiter__(self) -> AStream:
         return self
@@ -419,10 +424,3 @@ class AStream:
     async def aclose(self) -> None:
         await self._events.aclose()
         self._runner.close()
-
-    def close(self) -> None:
-        self._runner.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
