@@ -17,7 +17,6 @@ import contextlib
 from react_text.core.carrying import acarry, carry
 from react_text.core.flow import Flow, Runnable, Runner
 from react_text.core.keeping import Keeper
-from react_text.core.sampling import check_seed
 from react_text.core.types import RunResult, Step
 from react_text.observers.observing import Observer
 
@@ -28,9 +27,10 @@ __all__ = [
 
 
 class _Driven:
-    """What the two drivers share: the checks, the run's state (`Runner`) and its flow, kept from
-    one step to the next (a flow that has ended, finished or raised, is begun again where the
-    episode is: iterated again, the run goes on from the same command, as it did before)."""
+    """What the two drivers share: the run's state (`Runner`, which checks what the run is given)
+    and its flow, kept from one step to the next (a flow that has ended, finished or raised, is
+    begun again where the episode is: iterated again, the run goes on from the same command, as it
+    did before)."""
 
     __slots__ = ("__weakref__", "_agent", "_flowing", "_runner")
 
@@ -43,10 +43,6 @@ class _Driven:
         seed: int | None = None,
         keeper: Keeper | None = None,
     ) -> None:
-        if not isinstance(task, str):
-            raise TypeError(f"the task must be a string, not {type(task).__name__}")
-        if seed is not None:
-            check_seed(seed)
         self._agent = agent
         self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a durable run's (core/keeping.py)
         self._flowing: Flow | None = None

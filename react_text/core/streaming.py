@@ -34,7 +34,6 @@ from react_text.core.commands import Send
 from react_text.core.flow import AskWindow, Runnable, Runner
 from react_text.core.keeping import Keeper
 from react_text.core.model_info import ReplyDelta, threaded, whole
-from react_text.core.sampling import check_seed
 from react_text.core.types import Action, AsyncModel, Reply, Request, RunResult, Step
 from react_text.observers.observing import Observer
 from react_text.parser import stream as reading
@@ -188,13 +187,6 @@ def _ended(step: Step) -> list[RunEvent]:
     return events
 
 
-def _check(task: object, seed: int | None) -> None:
-    if not isinstance(task, str):
-        raise TypeError(f"the task must be a string, not {type(task).__name__}")
-    if seed is not None:
-        check_seed(seed)
-
-
 # --- what the two streams share -------------------------------------------------------------------------
 
 
@@ -217,8 +209,9 @@ _Events = TypeVar("_Events", Generator[RunEvent, None, None], AsyncGenerator[Run
 
 
 class _Streamed(Generic[_Events]):
-    """What the two streams share: the checks, the run's state (`Runner`) and the generator of its
-    events (a function's, not a method's: the stream and its suspended generator do not hold each other)."""
+    """What the two streams share: the run's state (`Runner`, which checks what the run is given)
+    and the generator of its events (a function's, not a method's: the stream and its suspended
+    generator do not hold each other)."""
 
     __slots__ = ("__weakref__", "_events", "_runner")
 
@@ -231,7 +224,6 @@ class _Streamed(Generic[_Events]):
         seed: int | None = None,
         keeper: Keeper | None = None,
     ) -> None:
-        _check(task, seed)
         self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
         self._events: _Events = self._begun(agent, self._runner)
 
