@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from react_text import prompting
 from react_text.core.commands import Approval, Approver
@@ -51,6 +51,9 @@ __all__ = [
     "Run",
     "Stream",
 ]
+
+
+_Resumed = TypeVar("_Resumed", Run, AsyncRun, Stream)  # what a saved run goes on as (Agent._resumed)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -187,10 +190,7 @@ class Agent:
         runs of one task with distinct seeds sample distinct episodes (above temperature 0).
         `state`: a store, or a path (durable/keeping.opened), where the run's state is saved after
         every step and before every tool call, under `run_id` (default: a new one); `resume` goes on."""
-        run = self.iter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id)
-        for _ in run:
-            pass
-        return run.result
+        return _to_end(self.iter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id))
 
     def iter_steps(
         self,
@@ -214,10 +214,7 @@ class Agent:
         state: StoreLike | None = None,
         run_id: str | None = None,
     ) -> RunResult:
-        run = self.aiter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id)
-        async for _ in run:
-            pass
-        return run.result
+        return await _ato_end(self.aiter_steps(task, observer=observer, seed=seed, state=state, run_id=run_id))
 
     def aiter_steps(
         self,
@@ -241,10 +238,7 @@ class Agent:
         """Go on with the run saved in `state` (`run_id`: which, when the store holds several),
         exactly where it was: its log replayed, then live. `decision` answers the approval it
         awaits (True, False, Deny(reason), Edit(input) or "stop"); without one the approver is asked."""
-        run = self.iter_resume(state, run_id=run_id, decision=decision, observer=observer)
-        for _ in run:
-            pass
-        return run.result
+        return _to_end(self.iter_resume(state, run_id=run_id, decision=decision, observer=observer))
 
     def iter_resume(
         self,
@@ -255,10 +249,7 @@ class Agent:
         observer: Observer | None = None,
     ) -> Run:
         """`resume`, a step at a time: the steps taken after the resume (run.result holds them all)."""
-        from react_text.durable.keeping import resumed
-
-        saved, keeper = resumed(state, run_id, decision)
-        return Run(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+        return self._resumed(Run, state, run_id, decision, observer)
 
     async def aresume(
         self,
@@ -268,10 +259,7 @@ class Agent:
         decision: Approval | None = None,
         observer: Observer | None = None,
     ) -> RunResult:
-        run = self.aiter_resume(state, run_id=run_id, decision=decision, observer=observer)
-        async for _ in run:
-            pass
-        return run.result
+        return await _ato_end(self.aiter_resume(state, run_id=run_id, decision=decision, observer=observer))
 
     def aiter_resume(
         self,
@@ -281,10 +269,7 @@ class Agent:
         decision: Approval | None = None,
         observer: Observer | None = None,
     ) -> AsyncRun:
-        from react_text.durable.keeping import resumed
-
-        saved, keeper = resumed(state, run_id, decision)
-        return AsyncRun(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+        return self._resumed(AsyncRun, state, run_id, decision, observer)
 
     def stream(
         self,
@@ -322,10 +307,35 @@ class Agent:
         observer: Observer | None = None,
     ) -> Stream:
         """`iter_resume`, as events (`stream`): the events of the steps taken after the resume."""
+        return self._resumed(Stream, state, run_id, decision, observer)
+
+    def _resumed(
+        self,
+        kind: type[_Resumed],
+        state: StoreLike,
+        run_id: str | None,
+        decision: Approval | None,
+        observer: Observer | None,
+    ) -> _Resumed:
+        """A run of `kind` that goes on with the one saved in `state` (its task, its seed, its keeper)."""
         from react_text.durable.keeping import resumed
 
         saved, keeper = resumed(state, run_id, decision)
-        return Stream(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+        return kind(self, saved.task, observer, seed=saved.seed, keeper=keeper)
+
+
+def _to_end(run: Run) -> RunResult:
+    """`run` iterated to its end: its result."""
+    for _ in run:
+        pass
+    return run.result
+
+
+async def _ato_end(run: AsyncRun) -> RunResult:
+    """`_to_end`, `async for`."""
+    async for _ in run:
+        pass
+    return run.result
 
 
 def _kept(state: StoreLike | None, run_id: str | None, task: str, seed: int | None) -> Keeper | None:

@@ -42,6 +42,7 @@ from react_text.core.errors import ConfigError, ModelError
 from react_text.core.keeping import Keeper
 from react_text.core.limits import Limits
 from react_text.core.model_info import ModelInfo
+from react_text.core.sampling import check_seed
 from react_text.core.spec import EpisodeSpec
 from react_text.core.types import Model, Reply, RunResult, Step
 from react_text.observers import observing, telemetry, trajectory
@@ -96,6 +97,10 @@ class Runner:
     def __init__(
         self, agent: Runnable, task: str, observer: Observer | None, seed: int | None, keeper: Keeper | None = None
     ) -> None:
+        if not isinstance(task, str):  # checked here for the four that drive a run (drivers, streaming)
+            raise TypeError(f"the task must be a string, not {type(task).__name__}")
+        if seed is not None:
+            check_seed(seed)
         self._agent = agent
         self._keeper = keeper  # a run that keeps its state (react_text.durable): told each step
         self._task = task

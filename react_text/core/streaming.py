@@ -27,14 +27,13 @@ import contextlib
 import typing
 from collections.abc import AsyncGenerator, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from react_text.core.carrying import acarry, carry, guarded
 from react_text.core.commands import Send
-from react_text.core.drivers import _acarry, _carry, _guarded
 from react_text.core.flow import AskWindow, Runnable, Runner
 from react_text.core.keeping import Keeper
 from react_text.core.model_info import ReplyDelta, threaded, whole
-from react_text.core.sampling import check_seed
 from react_text.core.types import Action, AsyncModel, Reply, Request, RunResult, Step
 from react_text.observers.observing import Observer
 from react_text.parser import stream as reading
@@ -188,11 +187,60 @@ def _ended(step: Step) -> list[RunEvent]:
     return events
 
 
-def _check(task: object, seed: int | None) -> None:
-    if not isinstance(task, str):
-        raise TypeError(f"the task must be a string, not {type(task).__name__}")
-    if seed is not None:
-        check_seed(seed)
+# --- what the two streams share -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A model call that raised `error` while its reply was read (or whose stream ended without its Reply)."""
+
+    error: BaseException
+
+
+def _came(replies: _Replies, piece: ReplyDelta | Reply | _Failed) -> list[RunEvent]:
+    """What a call came to, once its stream is closed: its Reply read to the end, or (it failed)
+    what it released undone (anything else a stream ends with is sent to the flow unread)."""
+    if isinstance(piece, _Failed):
+        return replies.failed()
+    return replies.finish(piece) if isinstance(piece, Reply) else []
+
+
+_Events = TypeVar("_Events", Generator[RunEvent, None, None], AsyncGenerator[RunEvent, None])
+
+
+class _Streamed(Generic[_Events]):
+    """What the two streams share: the run's state (`Runner`, which checks what the run is given)
+    and the generator of its events (a function's, not a method's: the stream and its suspended
+    generator do not hold each other)."""
+
+    __slots__ = ("__weakref__", "_events", "_runner")
+
+    def __init__(
+        self,
+        agent: Runnable,
+        task: str,
+        observer: Observer | None = None,
+        *,
+        seed: int | None = None,
+        keeper: Keeper | None = None,
+    ) -> None:
+        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
+        self._events: _Events = self._begun(agent, self._runner)
+
+    @staticmethod
+    def _begun(agent: Runnable, runner: Runner) -> _Events:
+        raise NotImplementedError
+
+    @property
+    def result(self) -> RunResult:
+        return self._runner.result
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 # --- sync ----------------------------------------------------------------------------------------------
@@ -206,9 +254,19 @@ def _streamed(model: Any, request: Request, streams: bool) -> Generator[ReplyDel
         yield from whole(model.generate(request))
 
 
+def _pulled(pieces: Generator[ReplyDelta | Reply, None, None]) -> ReplyDelta | Reply | _Failed:
+    """The stream's next piece, or what taking it raised (its end, before the Reply, a RuntimeError)."""
+    try:
+        return next(pieces)
+    except StopIteration:
+        return _Failed(RuntimeError("the model's stream_reply ended without its Reply"))
+    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+        return _Failed(exc)
+
+
 def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
     """The run's events: the flow's needs carried out as `Run` carries them, the model's reply read
-    as it comes. (A function, not a method: the Stream and its suspended generator do not hold each other.)"""
+    as it comes."""
     flow = runner.flow()
     replies = _Replies(agent)
     handed = 0
@@ -219,71 +277,38 @@ def _events(agent: Runnable, runner: Runner) -> Generator[RunEvent, None, None]:
                 handed += 1
                 yield from _ended(need)
                 need = next(flow)
-                continue
-            if not isinstance(need, Send):
+            elif not isinstance(need, Send):
                 try:
-                    made = _carry(agent, need)
+                    made = carry(agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
                     need = flow.throw(exc)
-                    continue
-                if isinstance(need, AskWindow):
-                    replies.window(made)
-                need = flow.send(made)
-                continue
-            yield from replies.asking(handed + 1)
-            pieces = _streamed(agent.model, need.request, agent.info.streams)
-            answer: object = None
-            failure: BaseException | None = None
-            try:
-                while True:
-                    try:
-                        piece = next(pieces)
-                    except StopIteration:
-                        failure = RuntimeError("the model's stream_reply ended without its Reply")
-                        break
-                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                        failure = exc
-                        break
-                    if not isinstance(piece, ReplyDelta):
-                        answer = piece
-                        break
-                    yield from replies.feed(piece)
-            finally:
-                pieces.close()
-            if failure is not None:
-                yield from replies.failed()
-                need = flow.throw(failure)
-                continue
-            if isinstance(answer, Reply):
-                yield from replies.finish(answer)
-            need = flow.send(answer)
+                else:
+                    if isinstance(need, AskWindow):
+                        replies.window(made)
+                    need = flow.send(made)
+            else:
+                yield from replies.asking(handed + 1)
+                pieces = _streamed(agent.model, need.request, agent.info.streams)
+                try:
+                    piece = _pulled(pieces)
+                    while isinstance(piece, ReplyDelta):
+                        yield from replies.feed(piece)
+                        piece = _pulled(pieces)
+                finally:
+                    pieces.close()
+                yield from _came(replies, piece)
+                need = flow.throw(piece.error) if isinstance(piece, _Failed) else flow.send(piece)
     except StopIteration:
         pass
     yield RunEnd(runner.result)
 
 
-class Stream:
+class Stream(_Streamed[Generator[RunEvent, None, None]]):
     """One run of an agent as events: iterate it; `result` once it is exhausted. `close()` stops
     the run where it is; a stream let go unfinished is closed when it is collected."""
 
-    __slots__ = ("__weakref__", "_events", "_runner")
-
-    def __init__(
-        self,
-        agent: Runnable,
-        task: str,
-        observer: Observer | None = None,
-        *,
-        seed: int | None = None,
-        keeper: Keeper | None = None,
-    ) -> None:
-        _check(task, seed)
-        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
-        self._events = _events(agent, self._runner)
-
-    @property
-    def result(self) -> RunResult:
-        return self._runner.result
+    __slots__ = ()
+    _begun = staticmethod(_events)  # the generator of its events
 
     def __iter__(self) -> Stream:
         return self
@@ -296,10 +321,6 @@ class Stream:
     def close(self) -> None:
         self._events.close()
         self._runner.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
 
 
 # --- async ---------------------------------------------------------------------------------------------
@@ -321,9 +342,19 @@ async def _astreamed(agent: Runnable, request: Request) -> AsyncGenerator[ReplyD
     if info.asynchronous:
         reply = await typing.cast(AsyncModel, model).agenerate(request)
     else:
-        reply = await asyncio.to_thread(_guarded, model.generate, request)
+        reply = await asyncio.to_thread(guarded, model.generate, request)
     for piece in whole(reply):
         yield piece
+
+
+async def _apulled(pieces: AsyncGenerator[ReplyDelta | Reply, None]) -> ReplyDelta | Reply | _Failed:
+    """`_pulled`, awaited."""
+    try:
+        return await anext(pieces)
+    except StopAsyncIteration:
+        return _Failed(RuntimeError("the model's astream_reply ended without its Reply"))
+    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
+        return _Failed(exc)
 
 
 async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, None]:
@@ -339,74 +370,40 @@ async def _aevents(agent: Runnable, runner: Runner) -> AsyncGenerator[RunEvent, 
                 for event in _ended(need):
                     yield event
                 need = next(flow)
-                continue
-            if not isinstance(need, Send):
+            elif not isinstance(need, Send):
                 try:
-                    made = await _acarry(agent, need)
+                    made = await acarry(agent, need)
                 except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to (CancelledError too)
                     need = flow.throw(exc)
-                    continue
-                if isinstance(need, AskWindow):
-                    replies.window(made)
-                need = flow.send(made)
-                continue
-            for event in replies.asking(handed + 1):
-                yield event
-            pieces = _astreamed(agent, need.request)
-            answer: object = None
-            failure: BaseException | None = None
-            try:
-                while True:
-                    try:
-                        piece = await anext(pieces)
-                    except StopAsyncIteration:
-                        failure = RuntimeError("the model's astream_reply ended without its Reply")
-                        break
-                    except BaseException as exc:  # noqa: BLE001 - the flow says what it comes to
-                        failure = exc
-                        break
-                    if not isinstance(piece, ReplyDelta):
-                        answer = piece
-                        break
-                    for event in replies.feed(piece):
-                        yield event
-            finally:
-                await pieces.aclose()
-            if failure is not None:
-                for event in replies.failed():
+                else:
+                    if isinstance(need, AskWindow):
+                        replies.window(made)
+                    need = flow.send(made)
+            else:
+                for event in replies.asking(handed + 1):
                     yield event
-                need = flow.throw(failure)
-                continue
-            if isinstance(answer, Reply):
-                for event in replies.finish(answer):
+                pieces = _astreamed(agent, need.request)
+                try:
+                    piece = await _apulled(pieces)
+                    while isinstance(piece, ReplyDelta):
+                        for event in replies.feed(piece):
+                            yield event
+                        piece = await _apulled(pieces)
+                finally:
+                    await pieces.aclose()
+                for event in _came(replies, piece):
                     yield event
-            need = flow.send(answer)
+                need = flow.throw(piece.error) if isinstance(piece, _Failed) else flow.send(piece)
     except StopIteration:
         pass
     yield RunEnd(runner.result)
 
 
-class AStream:
+class AStream(_Streamed[AsyncGenerator[RunEvent, None]]):
     """`Stream`, for `async for`: `await stream.aclose()` stops the run where it is."""
 
-    __slots__ = ("__weakref__", "_events", "_runner")
-
-    def __init__(
-        self,
-        agent: Runnable,
-        task: str,
-        observer: Observer | None = None,
-        *,
-        seed: int | None = None,
-        keeper: Keeper | None = None,
-    ) -> None:
-        _check(task, seed)
-        self._runner = Runner(agent, task, observer, seed, keeper)  # keeper: a run that keeps its state
-        self._events = _aevents(agent, self._runner)
-
-    @property
-    def result(self) -> RunResult:
-        return self._runner.result
+    __slots__ = ()
+    _begun = staticmethod(_aevents)  # the generator of its events
 
     def __aiter__(self) -> AStream:
         return self
@@ -419,10 +416,3 @@ class AStream:
     async def aclose(self) -> None:
         await self._events.aclose()
         self._runner.close()
-
-    def close(self) -> None:
-        self._runner.close()
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
