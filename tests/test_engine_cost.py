@@ -296,3 +296,30 @@ def test_the_quiet_observer_lets_what_was_raised_go_on() -> None:
         carried_out()
     with quiet.around(None) as again:  # type: ignore[arg-type]
         assert again is calls[0]
+
+
+def test_a_step_given_its_observation_is_the_step_dataclasses_replace_makes() -> None:
+    """`steps._observed` builds a Step by position: every field set to a value of its own, so a
+    field added to Step, or two swapped, shows here."""
+    from react_text.core.steps import _observed
+    from react_text.core.types import Action, Step
+
+    names = [f.name for f in dataclasses.fields(Step)]
+    values: dict[str, object] = {
+        "number": 3,
+        "reply": "THOUGHT: t\nACTION: echo[x]",
+        "parsed": Action("echo", "x", "t"),
+        "observation": None,
+        "usage": Usage(10, 5),
+        "total_usage": Usage(30, 12),
+        "seconds": 0.25,
+        "cut": "OBSERVATION: made up",
+        "forced": True,
+        "reasoning": "thinking",
+        "finish_reason": "stop",
+        "elided": (1, 2),
+        "observations": ("a", "b"),
+    }
+    assert sorted(values) == sorted(names), "a Step field the test does not set"
+    step = Step(**values)  # type: ignore[arg-type]
+    assert _observed(step, "seen", 1.5) == dataclasses.replace(step, observation="seen", seconds=1.75)
