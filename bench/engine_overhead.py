@@ -11,7 +11,8 @@ A bare 40-line loop (no budget, no guard, one regex) is measured beside it, in t
 Rows: the sync driver with tools run inline and no time limit (`Limits(tool_seconds=None)`); the
 sync driver as it comes (a 60 s time limit: on the main thread the tool runs inline under a
 SIGALRM timer); the async driver as it comes (`agent.arun`: a sync tool runs on a worker thread,
-so a hung tool never blocks the event loop).
+so a hung tool never blocks the event loop); the async driver with an `async def` tool (no
+worker thread: what the async driver costs apart from the hand-off, `bench/thread_handoff.py`).
 With `--against DIR`, each round runs one child process on this checkout and one on DIR's
 `react_text` (PYTHONPATH), in turn, A B A B ...; each child times N=20 episodes of 20 steps per row,
 and the ratio is taken round by round, so a machine whose speed drifts compares fairly. The row
@@ -36,7 +37,7 @@ import tracemalloc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from react_text import Agent, Limits, Reply, Request
+from react_text import Agent, Limits, Reply, Request, tool
 
 RUNS = 20
 # Peers run in venvs of their own (they are not dependencies): name -> (variable naming its python, script)
@@ -69,15 +70,21 @@ def echo(text: str) -> str:
     return text
 
 
+async def echo_async(text: str) -> str:
+    """Return the input."""
+    return text
+
+
 def script(steps: int) -> list[str]:
     return [f"THOUGHT: step {i}, looking up item {i}.\nACTION: echo[item {i}]" for i in range(steps - 1)] + [
         "THOUGHT: done.\nFINAL: 42"
     ]
 
 
-def agent(steps: int, tool_seconds: float | None = 60.0) -> Agent:
+def agent(steps: int, tool_seconds: float | None = 60.0, *, awaited: bool = False) -> Agent:
     limits = Limits(steps=steps, tokens=10**7, tool_seconds=tool_seconds)
-    return Agent(Canned(script(steps)), tools=[echo], limits=limits)  # type: ignore[arg-type]
+    echoes = tool(echo_async, name="echo") if awaited else echo
+    return Agent(Canned(script(steps)), tools=[echoes], limits=limits)  # type: ignore[arg-type]
 
 
 def react_text_inline(steps: int) -> None:
@@ -93,6 +100,12 @@ def react_text_default(steps: int) -> None:
 
 def react_text_async(steps: int) -> None:
     result = asyncio.run(agent(steps).arun("Find the answer."))
+    assert result.stop_reason == "final", result.stop_reason
+
+
+def react_text_async_tool(steps: int) -> None:
+    """The async driver with an `async def` tool: no worker thread."""
+    result = asyncio.run(agent(steps, awaited=True).arun("Find the answer."))
     assert result.stop_reason == "final", result.stop_reason
 
 
@@ -129,6 +142,7 @@ ROWS = {
     "sync, inline": react_text_inline,
     "sync, default": react_text_default,
     "async, default": react_text_async,
+    "async, async tool": react_text_async_tool,
 }
 
 
@@ -182,6 +196,7 @@ def main() -> None:
         ("react-text sync, inline", react_text_inline),
         ("react-text sync, default", react_text_default),
         ("react-text async, default", react_text_async),
+        ("react-text async, async tool", react_text_async_tool),
     )
     for steps in (5, 20, 100):
         bare, bare_peak = measure(bare_episode, steps)
